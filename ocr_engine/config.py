@@ -1,0 +1,96 @@
+"""Engine configuration: one frozen object, passed explicitly, never read from globals."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .errors import UnsupportedOption
+
+PIPELINES = ("ocr", "structure", "vl")
+BACKENDS = ("onnxruntime", "paddle")
+DEFAULT_SCALE = 2.0  # pypdfium2 scale: 2 x 72 DPI = 144 DPI, enough for 9 pt body text
+
+# Languages PP-OCRv6 reads (PaddleOCR 3.7's ``_PPOCRV6_LANGS``): the offline pack's
+# multilingual PP-OCRv6 small recogniser covers them all, so ``lang`` does not change
+# its models. A test checks this list against PaddleOCR's own.
+OFFLINE_LANGUAGES = {
+    "en": "English", "de": "German", "fr": "French", "es": "Spanish", "nl": "Dutch",
+    "it": "Italian", "pt": "Portuguese", "ca": "Catalan", "da": "Danish", "sv": "Swedish",
+    "no": "Norwegian", "fi": "Finnish", "is": "Icelandic", "ga": "Irish", "cy": "Welsh",
+    "pl": "Polish", "cs": "Czech", "sk": "Slovak", "sl": "Slovenian", "hr": "Croatian",
+    "bs": "Bosnian", "rs_latin": "Serbian (Latin)", "ro": "Romanian", "hu": "Hungarian",
+    "et": "Estonian", "lv": "Latvian", "lt": "Lithuanian", "tr": "Turkish", "az": "Azerbaijani",
+    "uz": "Uzbek", "ku": "Kurdish", "id": "Indonesian", "ms": "Malay", "tl": "Tagalog",
+    "sq": "Albanian", "eu": "Basque", "gl": "Galician", "af": "Afrikaans", "la": "Latin",
+    "lb": "Luxembourgish", "mt": "Maltese", "oc": "Occitan", "rm": "Romansh", "mi": "Maori",
+    "qu": "Quechua", "sw": "Swahili", "vi": "Vietnamese", "ch": "Chinese & English",
+    "chinese_cht": "Traditional Chinese", "japan": "Japanese",
+}
+# Languages PaddleOCR serves with script-specific PP-OCRv5/v3 recognisers that it
+# downloads itself: available only where the site may download models.
+ONLINE_ONLY_LANGUAGES = {
+    "korean": "Korean", "th": "Thai", "el": "Greek", "te": "Telugu", "ta": "Tamil", "ka": "Kannada",
+    "ru": "Russian", "uk": "Ukrainian", "be": "Belarusian", "bg": "Bulgarian",
+    "rs_cyrillic": "Serbian (Cyrillic)", "mk": "Macedonian", "mn": "Mongolian", "kk": "Kazakh",
+    "ky": "Kyrgyz", "tg": "Tajik", "tt": "Tatar", "ar": "Arabic", "fa": "Persian", "ur": "Urdu",
+    "ps": "Pashto", "ug": "Uyghur", "sd": "Sindhi", "hi": "Hindi", "mr": "Marathi", "ne": "Nepali",
+    "sa": "Sanskrit",
+}
+LANGUAGES = {**OFFLINE_LANGUAGES, **ONLINE_ONLY_LANGUAGES}
+
+
+def _default_threads() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Everything that changes what the engine computes or how fast.
+
+    ``models_dir`` points at the offline model pack built by
+    ``python -m ocr_engine models build``; when it is ``None`` PaddleOCR uses its
+    official model names and downloads them itself (online sites).
+    """
+
+    pipeline: str = "structure"
+    lang: str = "en"
+    backend: str = "onnxruntime"
+    device: str = "cpu"  # "cpu", "gpu" or "gpu:N"
+    scale: float = DEFAULT_SCALE
+    models_dir: Path | None = None
+    # Threads for onnxruntime's intra-op pool and OpenMP. One worker process per
+    # core scales better than one process with many threads on small pages, so
+    # workers pass 1 per process when they run several; the CLI uses all cores.
+    cpu_threads: int = field(default_factory=_default_threads)
+    # Text detector input: the longer side is capped at this many pixels (and
+    # never below ``det_min_side``). PaddleOCR's default ("min" side 64, max
+    # 4000) feeds a 300-DPI scan nearly unscaled and the DB detector loses lines.
+    det_max_side: int = 2560
+    rec_batch_size: int = 16
+    layout_threshold: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.pipeline not in PIPELINES:
+            raise UnsupportedOption(f"Unknown pipeline {self.pipeline!r}; choose one of {', '.join(PIPELINES)}.")
+        if self.backend not in BACKENDS:
+            raise UnsupportedOption(f"Unknown backend {self.backend!r}; choose one of {', '.join(BACKENDS)}.")
+        if self.lang not in LANGUAGES:
+            raise UnsupportedOption(f"Unsupported language {self.lang!r}; see docs/languages for the list.")
+        if self.models_dir is not None and self.lang not in OFFLINE_LANGUAGES:
+            raise UnsupportedOption(
+                f"Language {self.lang!r} needs PaddleOCR's downloadable models; the offline model pack "
+                f"reads: {', '.join(sorted(OFFLINE_LANGUAGES))}."
+            )
+        if not 0.5 <= self.scale <= 6:
+            raise UnsupportedOption(f"Render scale {self.scale} is out of range (0.5 to 6).")
+        if not (self.device == "cpu" or self.device.startswith("gpu")):
+            raise UnsupportedOption(f"Unknown device {self.device!r}; use 'cpu' or 'gpu[:N]'.")
+
+    @property
+    def uses_gpu(self) -> bool:
+        return self.device.startswith("gpu")
+
+    def with_(self, **changes) -> "EngineConfig":
+        return replace(self, **changes)

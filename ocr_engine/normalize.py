@@ -1,0 +1,251 @@
+"""Raw PaddleOCR output -> the normalized ``schema.Page``.
+
+Both pipelines end in the same shape: regions in reading order, every line in
+exactly one region, lines in reading order. The ``ocr`` pipeline has no layout
+model, so its regions are paragraphs grouped from the lines; the ``structure``
+pipeline's layout regions get the lines that fall inside them, and lines outside
+every layout box are grouped into paragraph regions of their own (source "ocr")
+rather than dropped, so no recognised text is ever lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import median
+from typing import Any
+
+from . import tables
+from .geometry import area, box_from_polygon, intersection, overlap_1d, polygon_from_box, rounded, union_box
+from .reading_order import line_order, xy_cut_order
+from .schema import Line, Page, Region, Word
+
+# PP-DocLayout / CDLA class names -> our closed set of region types.
+LABEL_TYPES = {
+    "doc_title": "title", "paragraph_title": "title", "title": "title",
+    "text": "text", "abstract": "text", "content": "text", "aside_text": "text", "algorithm": "text",
+    "list": "list",
+    "table": "table",
+    "image": "figure", "figure": "figure", "chart": "figure", "seal": "figure",
+    "header_image": "figure", "footer_image": "figure",
+    "figure_title": "caption", "table_title": "caption", "chart_title": "caption",
+    "figure_caption": "caption", "table_caption": "caption",
+    "header": "header", "footer": "footer", "number": "page_number",
+    "footnote": "footnote", "vision_footnote": "footnote",
+    "formula": "formula", "formula_number": "formula", "equation": "formula",
+    "reference": "reference", "reference_content": "reference",
+}
+_FIRST_TYPES = ("header",)  # read before the body
+_LAST_TYPES = ("footnote", "footer", "page_number")  # read after the body, in this order
+# A line belongs to the region holding most of it; below this share it is an orphan.
+MIN_LINE_SHARE = 0.5
+
+
+@dataclass
+class RawLine:
+    polygon: list[list[float]]
+    bbox: list[float]
+    text: str
+    confidence: float
+    words: list[Word] | None = None
+
+
+def ocr_lines(ocr_res: dict[str, Any]) -> list[RawLine]:
+    """Lines from a PaddleOCR OCR result (``rec_polys``/``rec_texts``/``rec_scores``)."""
+    polys = ocr_res.get("rec_polys") or []
+    texts = ocr_res.get("rec_texts") or []
+    scores = ocr_res.get("rec_scores") or []
+    word_texts = ocr_res.get("text_word") or []
+    word_boxes = ocr_res.get("text_word_boxes") or []
+    lines = []
+    for i, (poly, text, score) in enumerate(zip(polys, texts, scores)):
+        if not str(text).strip():
+            continue
+        polygon = [rounded(p) for p in poly]
+        words = None
+        if i < len(word_texts) and i < len(word_boxes):
+            words = _words(word_texts[i], word_boxes[i], float(score))
+        lines.append(RawLine(polygon, rounded(box_from_polygon(polygon)), str(text), round(float(score), 4), words))
+    return lines
+
+
+def _words(texts: Sequence[str], boxes: Sequence[Any], score: float) -> list[Word] | None:
+    # PaddleOCR splits a line into words and single CJK characters; keep only
+    # real words (whitespace separators come back as their own entries).
+    words = []
+    for text, box in zip(texts, boxes):
+        if not str(text).strip():
+            continue
+        flat = box_from_polygon(box) if len(box) and hasattr(box[0], "__len__") else list(box)
+        words.append(Word(text=str(text), bbox=rounded(flat), confidence=score))
+    return words or None
+
+
+def group_paragraphs(lines: Sequence[RawLine]) -> list[list[int]]:
+    """Group lines into paragraphs: stacked lines of similar height with little gap between them.
+
+    Lines in different columns never join, because they must overlap
+    horizontally (or share a left edge) and lie within ~one line height.
+    """
+    if not lines:
+        return []
+    heights = [max(1.0, ln.bbox[3] - ln.bbox[1]) for ln in lines]
+    order = sorted(range(len(lines)), key=lambda i: (lines[i].bbox[1], lines[i].bbox[0]))
+    groups: list[list[int]] = []
+    for i in order:
+        b, h = lines[i].bbox, heights[i]
+        best, best_gap = None, None
+        for g, members in enumerate(groups):
+            last = max(members, key=lambda j: lines[j].bbox[3])
+            lb, lh = lines[last].bbox, heights[last]
+            if max(h, lh) > 1.6 * min(h, lh):  # a heading next to body text starts a new block
+                continue
+            same_row = overlap_1d(b[1], b[3], lb[1], lb[3]) > 0.5 * min(h, lh)
+            if same_row:
+                row_gap = min(abs(b[0] - lines[j].bbox[2]) for j in members)
+                if row_gap < 0.8 * h:
+                    best, best_gap = g, 0.0
+                    break
+                continue
+            v_gap = b[1] - lb[3]
+            x_overlap = overlap_1d(b[0], b[2], lb[0], lb[2])
+            aligned = x_overlap > 0.3 * min(b[2] - b[0], lb[2] - lb[0]) or abs(b[0] - lb[0]) < 1.5 * h
+            if -0.3 * h <= v_gap <= 0.9 * max(h, lh) and aligned and (best_gap is None or v_gap < best_gap):
+                best, best_gap = g, v_gap
+        if best is None:
+            groups.append([i])
+        else:
+            groups[best].append(i)
+    return groups
+
+
+def normalize_ocr(raw: dict[str, Any], *, page_number: int, width: int, height: int, scale: float, dpi: float | None) -> Page:
+    """``ocr`` pipeline: paragraphs grouped from lines become the regions."""
+    lines = ocr_lines(raw)
+    page = Page(page_number=page_number, width=width, height=height, scale=scale, dpi=dpi)
+    blocks = [_Block("text", "text", union_box(lines[i].bbox for i in g), None, "ocr", g) for g in group_paragraphs(lines)]
+    _finish(page, blocks, lines, table_specs=[])
+    return page
+
+
+def normalize_structure(raw: dict[str, Any], *, page_number: int, width: int, height: int, scale: float, dpi: float | None) -> Page:
+    """``structure`` pipeline: PP-StructureV3 layout blocks plus its page-wide OCR lines."""
+    lines = ocr_lines(raw.get("overall_ocr_res") or {})
+    page = Page(page_number=page_number, width=width, height=height, scale=scale, dpi=dpi)
+    det_boxes = (raw.get("layout_det_res") or {}).get("boxes") or []
+    blocks = []
+    for blk in raw.get("parsing_res_list") or []:
+        label = blk.get("block_label", "text")
+        bbox = rounded(blk["block_bbox"])
+        if area(bbox) <= 0:
+            continue
+        blocks.append(_Block(LABEL_TYPES.get(label, "other"), label, bbox, _layout_score(bbox, det_boxes), "layout", []))
+    # Each line goes to the layout block that holds most of it.
+    orphans = []
+    for i, ln in enumerate(lines):
+        line_area = max(area(ln.bbox), 1.0)
+        shares = [intersection(ln.bbox, blk.bbox) / line_area for blk in blocks]
+        best = max(range(len(blocks)), key=shares.__getitem__, default=None)
+        if best is not None and shares[best] >= MIN_LINE_SHARE:
+            blocks[best].members.append(i)
+        else:
+            orphans.append(i)
+    for group in group_paragraphs([lines[i] for i in orphans]):
+        members = [orphans[j] for j in group]
+        blocks.append(_Block("text", "text", union_box(lines[i].bbox for i in members), None, "ocr", members))
+    # Text-like layout boxes that caught no line are false detections, not content.
+    blocks = [b for b in blocks if b.members or b.type in ("figure", "table", "formula")]
+    table_specs = [(t, _table_block(t, blocks)) for t in raw.get("table_res_list") or []]
+    _finish(page, blocks, lines, table_specs=table_specs)
+    return page
+
+
+@dataclass
+class _Block:
+    type: str
+    label: str
+    bbox: list[float]
+    confidence: float | None
+    source: str
+    members: list[int]
+
+
+def _layout_score(bbox: Sequence[float], det_boxes: list[dict[str, Any]]) -> float | None:
+    best, best_iou = None, 0.0
+    for det in det_boxes:
+        box = det.get("coordinate") or []
+        if len(box) != 4:
+            continue
+        inter = intersection(bbox, box)
+        iou = inter / max(area(bbox) + area(box) - inter, 1.0)
+        if iou > best_iou:
+            best, best_iou = det.get("score"), iou
+    return round(float(best), 4) if best is not None and best_iou > 0.5 else None
+
+
+def _table_block(table_res: dict[str, Any], blocks: list[_Block]) -> _Block | None:
+    """The table region a PP-StructureV3 table result belongs to (most overlap with its cells)."""
+    cells = [c for c in table_res.get("cell_box_list") or [] if len(c) == 4]
+    candidates = [b for b in blocks if b.type == "table"]
+    if not candidates:
+        return None
+    if not cells:
+        return candidates[0] if len(candidates) == 1 else None
+    span = union_box(cells)
+    return max(candidates, key=lambda b: intersection(span, b.bbox))
+
+
+def _finish(page: Page, blocks: list[_Block], lines: list[RawLine], *, table_specs) -> None:
+    """Order blocks and lines, assign ids, build tables and texts."""
+    first = [b for b in blocks if b.type in _FIRST_TYPES]
+    last = sorted((b for b in blocks if b.type in _LAST_TYPES), key=lambda b: (_LAST_TYPES.index(b.type), b.bbox[1], b.bbox[0]))
+    body = [b for b in blocks if b.type not in _FIRST_TYPES + _LAST_TYPES]
+    heights = [ln.bbox[3] - ln.bbox[1] for ln in lines] or [10.0]
+    col_gap = max(4.0, 0.5 * median(heights))
+    body = [body[i] for i in xy_cut_order([b.bbox for b in body], min_col_gap=col_gap)]
+    first.sort(key=lambda b: (b.bbox[1], b.bbox[0]))
+    ordered = first + body + last
+
+    p = page.page_number
+    block_ids = {id(b): f"p{p}-r{n}" for n, b in enumerate(ordered, 1)}
+    table_grids = {}
+    for n, (table_res, blk) in enumerate(table_specs, 1):
+        if blk is None:
+            continue
+        grid = tables.from_paddle(table_res, table_id=f"p{p}-t{n}", region_id=block_ids[id(blk)])
+        page.tables.append(grid)
+        table_grids[id(blk)] = grid
+    line_no = 0
+    for order, blk in enumerate(ordered, 1):
+        member_boxes = [lines[i].bbox for i in blk.members]
+        grid = table_grids.get(id(blk))
+        if grid is not None:
+            seq = tables.order_lines_by_cells(member_boxes, grid)
+        else:
+            seq = line_order(member_boxes)
+        region_lines = []
+        for k in seq:
+            ln = lines[blk.members[k]]
+            line_no += 1
+            region_lines.append(Line(
+                id=f"p{p}-l{line_no}", region_id=block_ids[id(blk)], order=line_no, polygon=ln.polygon,
+                bbox=ln.bbox, text=ln.text, confidence=ln.confidence, words=ln.words,
+            ))
+        page.lines.extend(region_lines)
+        bbox = union_box([blk.bbox] + [ln.bbox for ln in region_lines]) if blk.source == "layout" else blk.bbox
+        page.regions.append(Region(
+            id=block_ids[id(blk)], type=blk.type, label=blk.label, order=order, bbox=rounded(bbox),
+            polygon=polygon_from_box(rounded(bbox)), confidence=blk.confidence,
+            text=tables.region_text(grid) if grid is not None else "\n".join(ln.text for ln in region_lines),
+            source=blk.source,
+        ))
+    refresh_texts(page)
+
+
+def refresh_texts(page: Page) -> None:
+    """Recompute the page's text and Markdown from its lines (after corrections, too)."""
+    from .exports.markdown import page_markdown
+    from .exports.text import page_text
+
+    page.text = page_text(page)
+    page.markdown = page_markdown(page)

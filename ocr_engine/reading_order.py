@@ -1,0 +1,66 @@
+"""Reading order: columns first, then top to bottom, for both pipelines.
+
+We order blocks with a recursive XY-cut that tries a *vertical* cut (a gap between
+columns that no block crosses) before a horizontal one. Trying horizontal cuts
+first would interleave the columns of a two-column paper wherever paragraph gaps
+happen to line up; trying vertical first reads the left column to its end, then
+the right one, while a full-width title or figure still splits the page into
+bands because it crosses the column gap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .geometry import Box, overlap_1d
+
+
+def xy_cut_order(boxes: Sequence[Box], *, min_col_gap: float = 8.0, min_row_gap: float = 1.0) -> list[int]:
+    """Indices of ``boxes`` in reading order."""
+    return _cut(list(range(len(boxes))), boxes, min_col_gap, min_row_gap)
+
+
+def _cut(idx: list[int], boxes: Sequence[Box], min_col_gap: float, min_row_gap: float) -> list[int]:
+    if len(idx) <= 1:
+        return idx
+    for axis, min_gap in ((0, min_col_gap), (1, min_row_gap)):
+        groups = _split(idx, boxes, axis, min_gap)
+        if len(groups) > 1:
+            return [i for group in groups for i in _cut(group, boxes, min_col_gap, min_row_gap)]
+    # No clean cut: overlapping blocks. Fall back to top-to-bottom, left-to-right.
+    return sorted(idx, key=lambda i: (boxes[i][1], boxes[i][0]))
+
+
+def _split(idx: list[int], boxes: Sequence[Box], axis: int, min_gap: float) -> list[list[int]]:
+    """Split into groups separated by gaps of at least ``min_gap`` along ``axis`` (0 = x, 1 = y)."""
+    lo, hi = axis, axis + 2
+    ordered = sorted(idx, key=lambda i: boxes[i][lo])
+    groups: list[list[int]] = [[ordered[0]]]
+    reach = boxes[ordered[0]][hi]
+    for i in ordered[1:]:
+        if boxes[i][lo] - reach >= min_gap:
+            groups.append([i])
+        else:
+            groups[-1].append(i)
+        reach = max(reach, boxes[i][hi])
+    return groups
+
+
+def line_order(boxes: Sequence[Box]) -> list[int]:
+    """Order text lines inside one block: rows top to bottom, left to right in a row.
+
+    Lines belong to one row when they overlap vertically by more than half the
+    smaller height, which tolerates slight skew without merging adjacent rows.
+    """
+    idx = sorted(range(len(boxes)), key=lambda i: (boxes[i][1] + boxes[i][3]) / 2)
+    rows: list[list[int]] = []
+    for i in idx:
+        b = boxes[i]
+        if rows:
+            last = boxes[rows[-1][-1]]
+            h = min(b[3] - b[1], last[3] - last[1])
+            if h > 0 and overlap_1d(b[1], b[3], last[1], last[3]) > 0.5 * h:
+                rows[-1].append(i)
+                continue
+        rows.append([i])
+    return [i for row in rows for i in sorted(row, key=lambda j: boxes[j][0])]

@@ -1,0 +1,109 @@
+"""Tables: PP-StructureV3's HTML and cell boxes -> a grid of cells with rows, columns and spans."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html.parser import HTMLParser
+from typing import Any
+
+from .geometry import Box, intersection, area, rounded
+from .schema import Table, TableCell
+
+
+class _CellParser(HTMLParser):
+    """Collects <td>/<th> cells row by row with their spans and text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rows: list[list[dict[str, Any]]] = []
+        self._cell: dict[str, Any] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            if not self.rows:
+                self.rows.append([])
+            a = dict(attrs)
+            self._cell = {"row_span": _span(a.get("rowspan")), "col_span": _span(a.get("colspan")), "text": []}
+            self.rows[-1].append(self._cell)
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell["text"].append(data)
+
+
+def _span(value: str | None) -> int:
+    try:
+        return max(1, int(value or 1))
+    except ValueError:
+        return 1
+
+
+def parse_html(html: str) -> tuple[list[TableCell], int, int]:
+    """Cells with grid positions; spans occupy the slots they cover, so positions match a renderer's."""
+    parser = _CellParser()
+    parser.feed(html or "")
+    occupied: set[tuple[int, int]] = set()
+    cells: list[TableCell] = []
+    n_cols = 0
+    for r, row in enumerate(parser.rows):
+        c = 0
+        for cell in row:
+            while (r, c) in occupied:
+                c += 1
+            for dr in range(cell["row_span"]):
+                for dc in range(cell["col_span"]):
+                    occupied.add((r + dr, c + dc))
+            cells.append(TableCell(row=r, col=c, row_span=cell["row_span"], col_span=cell["col_span"],
+                                   bbox=None, text=" ".join("".join(cell["text"]).split())))
+            c += cell["col_span"]
+            n_cols = max(n_cols, c)
+    n_rows = max((r + 1 for r, _ in occupied), default=0)
+    return cells, n_rows, n_cols
+
+
+def from_paddle(table_res: dict[str, Any], *, table_id: str, region_id: str) -> Table:
+    html = table_res.get("pred_html") or ""
+    cells, n_rows, n_cols = parse_html(html)
+    boxes = [b for b in table_res.get("cell_box_list") or [] if len(b) == 4]
+    # SLANet emits one box per <td> in document order; if the counts disagree the
+    # structure and boxes came from different passes and pairing them would lie.
+    if len(boxes) == len(cells):
+        for cell, box in zip(cells, boxes):
+            cell.bbox = rounded(box)
+    return Table(id=table_id, region_id=region_id, html=_strip_wrapper(html), n_rows=n_rows, n_cols=n_cols, cells=cells)
+
+
+def _strip_wrapper(html: str) -> str:
+    return html.replace("<html>", "").replace("</html>", "").replace("<body>", "").replace("</body>", "").strip()
+
+
+def order_lines_by_cells(line_boxes: Sequence[Box], table: Table) -> list[int]:
+    """Table lines row by row, cell by cell; lines in no cell follow by position."""
+    def key(i: int):
+        box = line_boxes[i]
+        best, best_share = None, 0.0
+        for cell in table.cells:
+            if cell.bbox is None:
+                continue
+            share = intersection(box, cell.bbox) / max(area(box), 1.0)
+            if share > best_share:
+                best, best_share = cell, share
+        if best is None or best_share < 0.3:
+            return (1, 0, 0, box[1], box[0])
+        return (0, best.row, best.col, box[1], box[0])
+
+    return sorted(range(len(line_boxes)), key=key)
+
+
+def region_text(table: Table) -> str:
+    """Row per line, cells separated by tabs: pastes into a spreadsheet as a table."""
+    rows: dict[int, list[TableCell]] = {}
+    for cell in table.cells:
+        rows.setdefault(cell.row, []).append(cell)
+    return "\n".join("\t".join(c.text for c in sorted(cells, key=lambda c: c.col)) for _, cells in sorted(rows.items()))
