@@ -19,6 +19,7 @@ from . import __version__, normalize, pipelines
 from .config import EngineConfig
 from .errors import OcrError, RecognitionFailed
 from .schema import DocumentResult, EngineInfo, Page
+from .textfix import text_fixer
 
 
 @dataclass
@@ -33,6 +34,7 @@ class Engine:
         self.config = config
         started = time.perf_counter()
         self._pipeline = pipelines.build(config)
+        self._fix_text = text_fixer(config.lang)
         self.load_seconds = time.perf_counter() - started
         self.info = EngineInfo(
             pipeline=config.pipeline, lang=config.lang, backend=config.backend, device=config.device,
@@ -53,7 +55,8 @@ class Engine:
             raise RecognitionFailed(f"OCR failed on page {page_number}: {type(exc).__name__}: {exc}") from exc
         ocr_done = time.perf_counter()
         normalizer = normalize.normalize_ocr if self.config.pipeline == "ocr" else normalize.normalize_structure
-        page = normalizer(raw, page_number=page_number, width=image.width, height=image.height, scale=scale, dpi=dpi)
+        page = normalizer(raw, page_number=page_number, width=image.width, height=image.height, scale=scale, dpi=dpi,
+                          fix=self._fix_text)
         return PageOutput(page=page, raw=raw, timings={
             "ocr": round(ocr_done - started, 4), "normalize": round(time.perf_counter() - ocr_done, 4),
         })

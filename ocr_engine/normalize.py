@@ -10,7 +10,8 @@ rather than dropped, so no recognised text is ever lost.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import median
 from typing import Any
@@ -50,7 +51,7 @@ class RawLine:
     words: list[Word] | None = None
 
 
-def ocr_lines(ocr_res: dict[str, Any]) -> list[RawLine]:
+def ocr_lines(ocr_res: dict[str, Any], fix: Callable[[str], str] = str) -> list[RawLine]:
     """Lines from a PaddleOCR OCR result (``rec_polys``/``rec_texts``/``rec_scores``)."""
     polys = ocr_res.get("rec_polys") or []
     texts = ocr_res.get("rec_texts") or []
@@ -64,8 +65,8 @@ def ocr_lines(ocr_res: dict[str, Any]) -> list[RawLine]:
         polygon = [rounded(p) for p in poly]
         words = None
         if i < len(word_texts) and i < len(word_boxes):
-            words = _words(word_texts[i], word_boxes[i], float(score))
-        lines.append(RawLine(polygon, rounded(box_from_polygon(polygon)), str(text), round(float(score), 4), words))
+            words = _words([fix(w) for w in word_texts[i]], word_boxes[i], float(score))
+        lines.append(RawLine(polygon, rounded(box_from_polygon(polygon)), fix(str(text)), round(float(score), 4), words))
     return lines
 
 
@@ -119,18 +120,21 @@ def group_paragraphs(lines: Sequence[RawLine]) -> list[list[int]]:
     return groups
 
 
-def normalize_ocr(raw: dict[str, Any], *, page_number: int, width: int, height: int, scale: float, dpi: float | None) -> Page:
+def normalize_ocr(raw: dict[str, Any], *, page_number: int, width: int, height: int, scale: float, dpi: float | None,
+                  fix: Callable[[str], str] = str) -> Page:
     """``ocr`` pipeline: paragraphs grouped from lines become the regions."""
-    lines = ocr_lines(raw)
+    lines = ocr_lines(raw, fix)
     page = Page(page_number=page_number, width=width, height=height, scale=scale, dpi=dpi)
     blocks = [_Block("text", "text", union_box(lines[i].bbox for i in g), None, "ocr", g) for g in group_paragraphs(lines)]
-    _finish(page, blocks, lines, table_specs=[])
+    _fix_types(blocks, lines, height)
+    _finish(page, blocks, lines, table_specs=[], fix=fix)
     return page
 
 
-def normalize_structure(raw: dict[str, Any], *, page_number: int, width: int, height: int, scale: float, dpi: float | None) -> Page:
+def normalize_structure(raw: dict[str, Any], *, page_number: int, width: int, height: int, scale: float,
+                        dpi: float | None, fix: Callable[[str], str] = str) -> Page:
     """``structure`` pipeline: PP-StructureV3 layout blocks plus its page-wide OCR lines."""
-    lines = ocr_lines(raw.get("overall_ocr_res") or {})
+    lines = ocr_lines(raw.get("overall_ocr_res") or {}, fix)
     page = Page(page_number=page_number, width=width, height=height, scale=scale, dpi=dpi)
     det_boxes = (raw.get("layout_det_res") or {}).get("boxes") or []
     blocks = []
@@ -140,13 +144,14 @@ def normalize_structure(raw: dict[str, Any], *, page_number: int, width: int, he
         if area(bbox) <= 0:
             continue
         blocks.append(_Block(LABEL_TYPES.get(label, "other"), label, bbox, _layout_score(bbox, det_boxes), "layout", []))
-    # Each line goes to the layout block that holds most of it.
+    # Each line goes to the layout block holding the largest part of it. Layout
+    # boxes are often tighter than OCR line boxes (a page number's box can be
+    # smaller than its line), so containment is measured against the smaller box.
     orphans = []
     for i, ln in enumerate(lines):
-        line_area = max(area(ln.bbox), 1.0)
-        shares = [intersection(ln.bbox, blk.bbox) / line_area for blk in blocks]
-        best = max(range(len(blocks)), key=shares.__getitem__, default=None)
-        if best is not None and shares[best] >= MIN_LINE_SHARE:
+        overlaps = [intersection(ln.bbox, blk.bbox) for blk in blocks]
+        best = max(range(len(blocks)), key=overlaps.__getitem__, default=None)
+        if best is not None and overlaps[best] >= MIN_LINE_SHARE * min(area(ln.bbox), area(blocks[best].bbox)) > 0:
             blocks[best].members.append(i)
         else:
             orphans.append(i)
@@ -155,9 +160,35 @@ def normalize_structure(raw: dict[str, Any], *, page_number: int, width: int, he
         blocks.append(_Block("text", "text", union_box(lines[i].bbox for i in members), None, "ocr", members))
     # Text-like layout boxes that caught no line are false detections, not content.
     blocks = [b for b in blocks if b.members or b.type in ("figure", "table", "formula")]
+    _fix_types(blocks, lines, height)
     table_specs = [(t, _table_block(t, blocks)) for t in raw.get("table_res_list") or []]
-    _finish(page, blocks, lines, table_specs=table_specs)
+    _finish(page, blocks, lines, table_specs=table_specs, fix=fix)
     return page
+
+
+_PAGE_NUMBER = re.compile(r"^(page|seite|página|pagina|p\.)?\s*([0-9]{1,4}|[ivxlcdm]{1,6})(\s*(/|of|von|de|sur)\s*[0-9]{1,4})?$", re.I)
+
+
+def _fix_types(blocks: list["_Block"], lines: list[RawLine], page_height: int) -> None:
+    """Correct two systematic layout-model mistakes with cheap, conservative rules.
+
+    - A lone number in the top or bottom margin is a page number, whatever the
+      layout model called it (header, text, or nothing).
+    - A "title" set in body-size type that reads like a sentence (ends with a
+      colon or full stop, or is long) is body text: small layout models label
+      lead-in lines such as "Consider this definition:" as titles.
+    """
+    heights = sorted(ln.bbox[3] - ln.bbox[1] for ln in lines) or [0.0]
+    body_height = heights[len(heights) // 2]
+    for blk in blocks:
+        text = " ".join(lines[i].text for i in blk.members).strip()
+        in_margin = blk.bbox[3] < 0.1 * page_height or blk.bbox[1] > 0.9 * page_height
+        if in_margin and blk.type in ("header", "footer", "text") and _PAGE_NUMBER.match(text):
+            blk.type = "page_number"
+        elif blk.type == "title" and blk.label != "doc_title" and blk.members:
+            mean_height = sum(lines[i].bbox[3] - lines[i].bbox[1] for i in blk.members) / len(blk.members)
+            if mean_height <= 1.1 * body_height and (text.endswith((":", ".", ";", ",")) or len(text.split()) > 12):
+                blk.type = "text"
 
 
 @dataclass
@@ -195,7 +226,7 @@ def _table_block(table_res: dict[str, Any], blocks: list[_Block]) -> _Block | No
     return max(candidates, key=lambda b: intersection(span, b.bbox))
 
 
-def _finish(page: Page, blocks: list[_Block], lines: list[RawLine], *, table_specs) -> None:
+def _finish(page: Page, blocks: list[_Block], lines: list[RawLine], *, table_specs, fix: Callable[[str], str]) -> None:
     """Order blocks and lines, assign ids, build tables and texts."""
     first = [b for b in blocks if b.type in _FIRST_TYPES]
     last = sorted((b for b in blocks if b.type in _LAST_TYPES), key=lambda b: (_LAST_TYPES.index(b.type), b.bbox[1], b.bbox[0]))
@@ -212,7 +243,7 @@ def _finish(page: Page, blocks: list[_Block], lines: list[RawLine], *, table_spe
     for n, (table_res, blk) in enumerate(table_specs, 1):
         if blk is None:
             continue
-        grid = tables.from_paddle(table_res, table_id=f"p{p}-t{n}", region_id=block_ids[id(blk)])
+        grid = tables.from_paddle(table_res, table_id=f"p{p}-t{n}", region_id=block_ids[id(blk)], fix=fix)
         page.tables.append(grid)
         table_grids[id(blk)] = grid
     line_no = 0

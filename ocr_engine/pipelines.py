@@ -30,7 +30,10 @@ def _common_args(config: EngineConfig) -> dict[str, Any]:
         # onnxruntime sizes its pool to all cores by default; explicit threads keep
         # several worker processes on one machine from oversubscribing the CPU.
         # inter_op 1: the models are sequential graphs, a second pool only adds contention.
-        args["engine_config"] = {"intra_op_num_threads": config.cpu_threads, "inter_op_num_threads": 1}
+        # log_severity_level 3: the converted SLANet graph makes onnxruntime log
+        # dozens of harmless "unused initializer" warnings per process.
+        args["engine_config"] = {"intra_op_num_threads": config.cpu_threads, "inter_op_num_threads": 1,
+                                 "log_severity_level": 3}
     else:
         args["cpu_threads"] = config.cpu_threads
     return args

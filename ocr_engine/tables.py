@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html.parser import HTMLParser
 from typing import Any
 
@@ -67,8 +67,8 @@ def parse_html(html: str) -> tuple[list[TableCell], int, int]:
     return cells, n_rows, n_cols
 
 
-def from_paddle(table_res: dict[str, Any], *, table_id: str, region_id: str) -> Table:
-    html = table_res.get("pred_html") or ""
+def from_paddle(table_res: dict[str, Any], *, table_id: str, region_id: str, fix: Callable[[str], str] = str) -> Table:
+    html = fix(table_res.get("pred_html") or "")
     cells, n_rows, n_cols = parse_html(html)
     boxes = [b for b in table_res.get("cell_box_list") or [] if len(b) == 4]
     # SLANet emits one box per <td> in document order; if the counts disagree the

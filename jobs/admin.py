@@ -1,0 +1,152 @@
+"""Admin: read-mostly views of documents, jobs, pages and webhook deliveries.
+
+Actions call the same services as the API; nothing here changes state directly.
+DRF's token admin (rest_framework.authtoken) lists and creates API tokens.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import admin, messages
+from django.utils.html import format_html
+
+from jobs import services
+from jobs.errors import JobStateError
+from jobs.models import Document, Job, LineCorrection, PageResult, UserSettings, WebhookDelivery
+from jobs.results import job_result_dict
+
+PREVIEW_CHARS = 20_000
+
+
+def _pretty(data) -> str:
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    if len(text) > PREVIEW_CHARS:
+        text = text[:PREVIEW_CHARS] + f"\n… ({len(text) - PREVIEW_CHARS} more characters; see the API download)"
+    return format_html('<pre style="max-height:40em;overflow:auto;white-space:pre-wrap">{}</pre>', text)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class PageResultInline(admin.TabularInline):
+    model = PageResult
+    fields = ("page_number", "status", "line_count", "region_count", "mean_confidence", "error_code", "created_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+
+@admin.register(Job)
+class JobAdmin(ReadOnlyAdmin):
+    list_display = ("id", "document_name", "owner", "pipeline", "lang", "status", "progress", "cluster",
+                    "attempts", "error_code", "created_at", "finished_at")
+    list_filter = ("status", "pipeline", "cluster", "owner", "created_at")
+    search_fields = ("document__original_name", "document__sha256", "=id")
+    date_hierarchy = "created_at"
+    list_select_related = ("document", "owner")
+    # engine and timings are shown inside the preview, pretty-printed.
+    readonly_fields = [f.name for f in Job._meta.fields if f.name not in ("engine", "timings")] + ["result_preview"]
+    inlines = [PageResultInline]
+    actions = ["retry_jobs", "cancel_jobs", "requeue_jobs"]
+
+    @admin.display(description="document", ordering="document__original_name")
+    def document_name(self, job: Job) -> str:
+        return job.document.original_name
+
+    @admin.display(description="pages")
+    def progress(self, job: Job) -> str:
+        return f"{job.pages_done}/{job.pages_total}"
+
+    @admin.display(description="result (normalized, corrections applied)")
+    def result_preview(self, job: Job) -> str:
+        data, _ = job_result_dict(job)
+        return _pretty({"timings": job.timings, "engine": job.engine, "result": data})
+
+    def _run(self, request, queryset, action, verb: str) -> None:
+        done = 0
+        for job in queryset:
+            try:
+                action(job=job)
+                done += 1
+            except JobStateError as exc:
+                self.message_user(request, f"{job.id}: {exc.message}", messages.WARNING)
+        self.message_user(request, f"{verb} {done} job(s).")
+
+    @admin.action(description="Retry failed pages of the selected failed jobs")
+    def retry_jobs(self, request, queryset):
+        self._run(request, queryset, services.job_retry, "Retried")
+
+    @admin.action(description="Cancel the selected queued/running jobs")
+    def cancel_jobs(self, request, queryset):
+        self._run(request, queryset, services.job_cancel, "Canceled")
+
+    @admin.action(description="Queue the selected queued/running jobs again (stuck jobs)")
+    def requeue_jobs(self, request, queryset):
+        self._run(request, queryset, services.job_requeue, "Requeued")
+
+    def delete_model(self, request, obj):
+        services.job_delete(job=obj)
+
+    def delete_queryset(self, request, queryset):
+        for job in queryset:
+            services.job_delete(job=job)
+
+
+@admin.register(Document)
+class DocumentAdmin(ReadOnlyAdmin):
+    list_display = ("original_name", "owner", "media_type", "page_count", "size_bytes", "sha256", "created_at")
+    list_filter = ("media_type", "created_at")
+    search_fields = ("original_name", "sha256")
+    list_select_related = ("owner",)
+
+
+@admin.register(PageResult)
+class PageResultAdmin(ReadOnlyAdmin):
+    list_display = ("job", "page_number", "status", "line_count", "region_count", "mean_confidence", "created_at")
+    list_filter = ("status",)
+    search_fields = ("=job__id", "job__document__original_name")
+    list_select_related = ("job",)
+    exclude = ("raw", "normalized", "timings")
+    readonly_fields = ["job", "page_number", "status", "width", "height", "scale", "image", "thumbnail",
+                       "line_count", "region_count", "mean_confidence", "error_code", "error_detail",
+                       "created_at", "updated_at", "timings_preview", "normalized_preview", "raw_preview"]
+
+    @admin.display(description="timings")
+    def timings_preview(self, page: PageResult) -> str:
+        return _pretty(page.timings)
+
+    @admin.display(description="normalized")
+    def normalized_preview(self, page: PageResult) -> str:
+        return _pretty(page.normalized)
+
+    @admin.display(description="raw PaddleOCR output")
+    def raw_preview(self, page: PageResult) -> str:
+        return _pretty(page.raw)
+
+
+@admin.register(LineCorrection)
+class LineCorrectionAdmin(ReadOnlyAdmin):
+    list_display = ("page", "line_id", "original_text", "text", "corrected_by", "corrected_at")
+    search_fields = ("text", "original_text")
+
+
+@admin.register(UserSettings)
+class UserSettingsAdmin(admin.ModelAdmin):
+    list_display = ("user", "default_webhook_url")
+    exclude = ("webhook_secret",)  # a secret is shown to its owner only, on the settings page
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ReadOnlyAdmin):
+    list_display = ("job", "event", "url", "attempt", "status", "response_status", "error", "attempted_at",
+                    "next_attempt_at", "delivered_at")
+    list_filter = ("status", "event", "created_at")
+    search_fields = ("=job__id", "=delivery_id", "url")
+    list_select_related = ("job",)

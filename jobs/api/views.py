@@ -1,0 +1,180 @@
+"""REST API v1: declarative views over selectors and services; no business logic here."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import FileResponse, Http404, HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from jobs import engine_pool, results, selectors, services
+from jobs.api.serializers import (
+    JobCreateSerializer,
+    JobFilterSerializer,
+    JobSerializer,
+    PageSerializer,
+    api_url,
+)
+from jobs.models import Job, PageResult
+from jobs.queue import cluster_for
+from ocr_engine import exports
+from ocr_engine.config import PIPELINES
+
+ERROR = inline_serializer("Error", {"code": serializers.CharField(), "detail": serializers.CharField()})
+
+
+class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    serializer_class = JobSerializer
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # schema generation: no user
+            return Job.objects.none()
+        if self.action != "list":
+            return selectors.job_list_for_user(self.request.user)
+        filters = JobFilterSerializer(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        return selectors.job_list_for_user(self.request.user, filters.validated_data)
+
+    def get_object(self) -> Job:
+        try:
+            return selectors.job_get_for_user(self.request.user, self.kwargs["pk"])
+        except Job.DoesNotExist:
+            raise Http404 from None
+
+    @extend_schema(parameters=[JobFilterSerializer])
+    def list(self, request, *args, **kwargs):
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(
+        request={"multipart/form-data": JobCreateSerializer, "application/json": JobCreateSerializer},
+        responses={202: JobSerializer, 200: JobSerializer, 400: ERROR, 413: ERROR, 415: ERROR, 422: ERROR},
+        description="Queue a job. 202 with the new job and a Location header; 200 with `reused: true` "
+        "when the same file and options were submitted within the dedup window.",
+    )
+    def create(self, request, *args, **kwargs):
+        form = JobCreateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        options = {k: data[k] for k in ("pipeline", "lang", "pages", "webhook_url")}
+        if data.get("file"):
+            job, reused = services.job_create(owner=request.user, file=data["file"], filename=data["file"].name,
+                                              **options)
+        else:
+            job, reused = services.job_create_from_url(owner=request.user, file_url=data["file_url"], **options)
+        body = {**self.get_serializer(job).data, "reused": reused}
+        location = body["links"]["self"]
+        return Response(body, status=status.HTTP_200_OK if reused else status.HTTP_202_ACCEPTED,
+                        headers={"Location": location})
+
+    @extend_schema(responses={204: None, 404: ERROR})
+    def destroy(self, request, *args, **kwargs):
+        services.job_delete(job=self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=None, responses={200: JobSerializer, 409: ERROR})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        return Response(self.get_serializer(services.job_cancel(job=self.get_object())).data)
+
+    @extend_schema(request=None, responses={202: JobSerializer, 409: ERROR})
+    @action(detail=True, methods=["post"])
+    def retry(self, request, pk=None):
+        job = services.job_retry(job=self.get_object())
+        return Response(self.get_serializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description=(
+        "`inline: true` with the normalized DocumentResult in `result` when it is at most "
+        "OCR_INLINE_RESULT_MAX_BYTES; otherwise `inline: false` with links to the pages and the download."))})
+    @action(detail=True, methods=["get"])
+    def result(self, request, pk=None):
+        job = self.get_object()
+        data, size = results.job_result_dict(job)
+        body = {"id": str(job.id), "status": job.status, "complete": job.status == Job.Status.SUCCEEDED,
+                "size_bytes": size}
+        if size <= settings.OCR_INLINE_RESULT_MAX_BYTES:
+            return Response({**body, "inline": True, "result": data})
+        pages = job.pages.filter(status=PageResult.Status.SUCCEEDED).values_list("page_number", flat=True)
+        return Response({
+            **body, "inline": False,
+            "download": api_url(request, "job-result-json", pk=job.pk),
+            "pages": [api_url(request, "job-page", pk=job.pk, page_number=n) for n in pages],
+        })
+
+    @extend_schema(responses={(200, "application/json"): OpenApiTypes.OBJECT})
+    @action(detail=True, methods=["get"], url_path=r"result\.json", url_name="result-json")
+    def result_json(self, request, pk=None):
+        job = self.get_object()
+        response = HttpResponse(results.job_result_json(job), content_type="application/json")
+        response["Content-Disposition"] = f'attachment; filename="{job.id}.json"'
+        return response
+
+    @extend_schema(responses={200: OpenApiTypes.BINARY, 404: ERROR})
+    @action(detail=True, methods=["get"], url_path=r"export\.(?P<fmt>[a-z]+)", url_name="export")
+    def export(self, request, pk=None, fmt=None):
+        content, media_type, filename = results.job_export(self.get_object(), fmt)
+        response = HttpResponse(content, content_type=media_type)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+    @extend_schema(responses={200: PageSerializer, 404: ERROR})
+    @action(detail=True, methods=["get"], url_path=r"pages/(?P<page_number>\d+)", url_name="page")
+    def page(self, request, pk=None, page_number=None):
+        return Response(PageSerializer(self._page(page_number), context={"request": request}).data)
+
+    @extend_schema(responses={(200, "image/jpeg"): OpenApiTypes.BINARY, 404: ERROR})
+    @action(detail=True, methods=["get"], url_path=r"pages/(?P<page_number>\d+)/image", url_name="page-image")
+    def page_image(self, request, pk=None, page_number=None):
+        return self._file(self._page(page_number).image, "image/jpeg")
+
+    @extend_schema(responses={(200, "image/webp"): OpenApiTypes.BINARY, 404: ERROR})
+    @action(detail=True, methods=["get"], url_path=r"pages/(?P<page_number>\d+)/thumbnail",
+            url_name="page-thumbnail")
+    def page_thumbnail(self, request, pk=None, page_number=None):
+        return self._file(self._page(page_number).thumbnail, "image/webp")
+
+    def _page(self, page_number) -> PageResult:
+        try:
+            return selectors.page_get_for_user(self.request.user, self.kwargs["pk"], int(page_number))
+        except PageResult.DoesNotExist:
+            raise Http404 from None
+
+    @staticmethod
+    def _file(field, content_type: str) -> FileResponse:
+        if not field:
+            raise Http404
+        return FileResponse(field.open("rb"), content_type=content_type)
+
+
+class LanguagesView(APIView):
+    """Languages this server reads (the offline model pack's, or all of PaddleOCR's when online)."""
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request):
+        languages = engine_pool.available_languages()
+        return Response({
+            "default": "en",
+            "offline_pack": engine_pool.models_dir() is not None,
+            "languages": [{"code": code, "name": name} for code, name in sorted(languages.items())],
+        })
+
+
+class PipelinesView(APIView):
+    """Pipelines and where they run; ``vl`` is available only with a GPU cluster."""
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request):
+        return Response({
+            "default": Job.Pipeline.STRUCTURE,
+            "pipelines": [
+                {"name": name, "description": Job.Pipeline(name).label, "cluster": cluster_for(name),
+                 "available": name != Job.Pipeline.VL or settings.OCR_GPU_CLUSTER}
+                for name in PIPELINES
+            ],
+            "export_formats": list(exports.FORMATS),
+        })

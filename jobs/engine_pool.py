@@ -1,0 +1,62 @@
+"""One warm OCR engine per (pipeline, lang) in each worker process.
+
+Loading PaddleOCR takes seconds and ~2 GB, so a worker builds an engine on its
+first job and keeps it for the next ones. At most ``MAX_ENGINES`` stay loaded:
+a worker that sees many languages evicts the least recently used one instead
+of growing until ``max_rss`` recycles it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+from django.conf import settings
+
+from ocr_engine.config import LANGUAGES, OFFLINE_LANGUAGES, EngineConfig
+
+MAX_ENGINES = 2
+MANIFEST = "manifest.json"  # written by `python -m ocr_engine models build`
+
+_engines: OrderedDict[tuple[str, str], object] = OrderedDict()
+_lock = threading.Lock()
+
+
+def models_dir() -> Path | None:
+    """The offline model pack, or None when the folder holds none (PaddleOCR then downloads its models)."""
+    folder = Path(settings.OCR_MODELS_DIR)
+    return folder if (folder / MANIFEST).is_file() else None
+
+
+def available_languages() -> dict[str, str]:
+    """Languages this server can read: the offline pack's, or all of PaddleOCR's when online."""
+    return dict(OFFLINE_LANGUAGES if models_dir() is not None else LANGUAGES)
+
+
+def engine_config(pipeline: str, lang: str) -> EngineConfig:
+    """The config a worker uses; building it also validates the options (UnsupportedOption)."""
+    return EngineConfig(
+        pipeline=pipeline,
+        lang=lang,
+        backend=settings.OCR_BACKEND,
+        device=settings.OCR_DEVICE,
+        models_dir=models_dir(),
+        cpu_threads=settings.OCR_CPU_THREADS,
+    )
+
+
+def get_engine(pipeline: str, lang: str):
+    """The process's engine for these options, built on first use (slow) and then reused."""
+    from ocr_engine.engine import Engine  # the ML stack loads in workers only, never in web processes
+
+    key = (pipeline, lang)
+    with _lock:
+        if key in _engines:
+            _engines.move_to_end(key)
+            return _engines[key]
+        while len(_engines) >= MAX_ENGINES:
+            _engines.popitem(last=False)
+        engine = Engine(engine_config(pipeline, lang))
+        _engines[key] = engine
+        return engine

@@ -1,0 +1,34 @@
+"""``python manage.py qcluster``: django-q2's own command, plus a model check and a page-boundary drain.
+
+This app is listed before ``django_q`` in INSTALLED_APPS so that Django picks
+this command over django-q2's (the same way daphne overrides ``runserver``);
+``tests/deploy`` checks that it stays so. Everything else is django-q2's.
+"""
+
+from __future__ import annotations
+
+import signal
+
+from django.core.management.base import CommandError
+from django_q.conf import Conf
+from django_q.management.commands.qcluster import Command as QclusterCommand
+
+from jobs import worker
+
+
+class Command(QclusterCommand):
+    help = ("Start a django-q2 cluster (Q_CLUSTER_NAME=cpu|gpu). Refuses to start when the cluster's models are "
+            "missing; on SIGTERM each worker commits its current page and hands the job back to the queue.")
+
+    def handle(self, *args, **options):
+        cluster = options.get("cluster_name") or Conf.CLUSTER_NAME
+        problems = worker.model_problems(cluster)
+        if problems:
+            # Refusing here beats failing every job later: the container restarts
+            # with this message in its log until the models are installed.
+            raise CommandError(f"The {cluster} worker cannot start, its models are missing or damaged:\n  "
+                               + "\n  ".join(problems))
+        worker.install_drain()
+        super().handle(*args, **options)  # returns once the cluster runs; the process then waits for it
+        # django-q2 installed its stop handlers while starting; ours run first, then theirs.
+        worker.drain_on(signal.SIGTERM, signal.SIGINT)

@@ -1,0 +1,252 @@
+"""Data model: documents, OCR jobs, per-page results, corrections, webhook deliveries.
+
+Rows change state only through ``jobs.services``; no ``save()`` override or
+signal here holds business logic. Nothing in this module imports the OCR stack.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class Document(models.Model):
+    """An uploaded file as received, after validation; immutable once stored."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ocr_documents")
+    # Stored under a random name: the user's file name never reaches the filesystem.
+    file = models.FileField(upload_to="documents/%Y/%m/")
+    original_name = models.CharField(max_length=255)
+    sha256 = models.CharField(max_length=64)
+    media_type = models.CharField(max_length=64)
+    size_bytes = models.BigIntegerField()
+    page_count = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["owner", "-created_at"], name="document_owner_created"),
+            models.Index(fields=["sha256"], name="document_sha256"),
+        ]
+
+    def __str__(self) -> str:
+        return self.original_name
+
+
+class Job(models.Model):
+    """One OCR run over (some pages of) one document.
+
+    State machine (changed only by ``jobs.services``)::
+
+        queued  --claim-->            running
+        running --all pages done-->   succeeded | failed (pages_failed, timeout, ...)
+        running --lease expired-->    running again under a new worker (resumes at
+                                      the first unfinished page; attempts + 1)
+        failed  --retry-->            queued (only failed/missing pages are redone)
+        queued | running --cancel-->  canceled (a worker stops at the next page boundary)
+
+    A worker holds a running job by ``worker_id`` + ``heartbeat_at`` (its lease,
+    refreshed at every page). When a task's time budget is spent it releases the
+    lease (``heartbeat_at = NULL``) and enqueues its continuation, so the job
+    stays ``running`` for the user while any worker may take the next slice.
+    """
+
+    class Pipeline(models.TextChoices):
+        OCR = "ocr", "Text (PP-OCR)"
+        STRUCTURE = "structure", "Layout + tables (PP-StructureV3)"
+        VL = "vl", "Vision-language (PaddleOCR-VL, GPU)"
+
+    class Cluster(models.TextChoices):
+        CPU = "cpu", "CPU"
+        GPU = "gpu", "GPU"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELED = "canceled", "Canceled"
+
+    ACTIVE_STATUSES = (Status.QUEUED, Status.RUNNING)
+    FINAL_STATUSES = (Status.SUCCEEDED, Status.FAILED, Status.CANCELED)
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ocr_jobs")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="jobs")
+
+    # options
+    pipeline = models.CharField(max_length=16, choices=Pipeline.choices)
+    lang = models.CharField(max_length=16)
+    pages_spec = models.CharField(max_length=255, blank=True)  # as the user wrote it, e.g. "1-3,7"
+    page_numbers = models.JSONField(default=list)  # the pages chosen, 1-based, ascending
+    cluster = models.CharField(max_length=8, choices=Cluster.choices)
+    webhook_url = models.URLField(max_length=2000, blank=True)
+    # sha256 of the file + hash of the options: same key within the window -> same job.
+    dedup_key = models.CharField(max_length=64)
+
+    # state
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    pages_done = models.PositiveIntegerField(default=0)
+    pages_total = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveIntegerField(default=0)
+    max_attempts = models.PositiveIntegerField(default=3)
+    error_code = models.CharField(max_length=64, blank=True)
+    error_detail = models.TextField(blank=True)
+    worker_id = models.CharField(max_length=128, blank=True)
+    queue_task_id = models.CharField(max_length=64, blank=True)  # django-q task id of the pending task
+    timings = models.JSONField(default=dict, blank=True)  # per-stage totals in seconds over all pages
+    engine = models.JSONField(default=dict, blank=True)  # schema.EngineInfo of the engine that ran it
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    deadline_at = models.DateTimeField(null=True, blank=True)
+
+    # review (UI)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["owner", "-created_at"], name="job_owner_created"),
+            models.Index(fields=["status", "cluster", "created_at"], name="job_status_cluster"),
+            models.Index(fields=["owner", "dedup_key", "-created_at"], name="job_dedup"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.status})"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in self.FINAL_STATUSES
+
+
+def _page_upload_to(instance: "PageResult", filename: str) -> str:
+    return f"pages/{instance.job_id}/{filename}"
+
+
+class PageResult(models.Model):
+    """What the engine produced for one page; one row per (job, page), written once per run."""
+
+    class Status(models.TextChoices):
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="pages")
+    page_number = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices)
+    width = models.PositiveIntegerField(null=True, blank=True)
+    height = models.PositiveIntegerField(null=True, blank=True)
+    scale = models.FloatField(null=True, blank=True)
+    image = models.FileField(upload_to=_page_upload_to, blank=True)  # the page as the engine saw it (JPEG)
+    thumbnail = models.FileField(upload_to=_page_upload_to, blank=True)  # small WebP for page strips
+    raw = models.JSONField(null=True, blank=True)  # PaddleOCR's own output (numpy -> lists, nothing else)
+    normalized = models.JSONField(null=True, blank=True)  # ocr_engine.schema.to_dict(Page)
+    line_count = models.PositiveIntegerField(default=0)
+    region_count = models.PositiveIntegerField(default=0)
+    mean_confidence = models.FloatField(null=True, blank=True)  # for "worst pages first"
+    timings = models.JSONField(default=dict, blank=True)
+    error_code = models.CharField(max_length=64, blank=True)
+    error_detail = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["job", "page_number"]
+        constraints = [models.UniqueConstraint(fields=["job", "page_number"], name="pageresult_job_page_unique")]
+        indexes = [models.Index(fields=["mean_confidence"], name="pageresult_confidence")]
+
+    def __str__(self) -> str:
+        return f"{self.job_id} p{self.page_number}"
+
+
+class LineCorrection(models.Model):
+    """A reviewer's text for one line; the engine's text stays in ``PageResult.normalized``."""
+
+    page = models.ForeignKey(PageResult, on_delete=models.CASCADE, related_name="corrections")
+    line_id = models.CharField(max_length=32)  # schema.Line.id, e.g. "p1-l12"
+    text = models.TextField()
+    original_text = models.TextField()
+    corrected_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    corrected_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        # Latest correction wins; history is out of scope for now.
+        constraints = [models.UniqueConstraint(fields=["page", "line_id"], name="linecorrection_page_line_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.page} {self.line_id}"
+
+
+def _new_webhook_secret() -> str:
+    return secrets.token_hex(32)
+
+
+class UserSettings(models.Model):
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ocr_settings")
+    default_webhook_url = models.URLField(max_length=2000, blank=True)
+    webhook_secret = models.CharField(max_length=128, default=_new_webhook_secret)
+
+    class Meta:
+        verbose_name_plural = "user settings"
+
+    def __str__(self) -> str:
+        return f"settings of {self.user}"
+
+
+class WebhookDelivery(models.Model):
+    """One attempt (or pending attempt) to POST a job event to a webhook URL.
+
+    All attempts at one event share ``delivery_id`` (sent as X-OCR-Delivery);
+    ``jobs.webhooks`` owns the lifecycle: pending -> delivered | failed, and a
+    failed attempt with ``next_attempt_at`` set has a retry scheduled (none
+    set: the delivery gave up).
+    """
+
+    class Event(models.TextChoices):
+        JOB_SUCCEEDED = "job.succeeded", "job.succeeded"
+        JOB_FAILED = "job.failed", "job.failed"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Failed"
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="webhook_deliveries")
+    delivery_id = models.UUIDField(default=uuid.uuid4, editable=False)
+    event = models.CharField(max_length=32, choices=Event.choices)
+    url = models.URLField(max_length=2000)
+    payload = models.JSONField(default=dict)
+    attempt = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    response_status = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    attempted_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "webhook deliveries"
+        # Makes scheduling idempotent: a second on_commit or task run cannot add the same attempt again.
+        constraints = [
+            models.UniqueConstraint(fields=["delivery_id", "attempt"], name="webhook_delivery_attempt_unique")
+        ]
+        indexes = [
+            models.Index(fields=["status", "next_attempt_at"], name="webhook_status_next"),
+            models.Index(fields=["job", "-created_at"], name="webhook_job_created"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event} -> {self.url} ({self.status})"

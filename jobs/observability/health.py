@@ -1,0 +1,117 @@
+"""/healthz (the process answers) and /readyz (what the web process depends on is reachable).
+
+Kubernetes restarts a pod whose liveness probe fails and takes a pod out of
+its Service while its readiness probe fails, so /healthz touches nothing
+outside the process (a database outage must not restart every web pod) and
+/readyz checks everything a request may need. Both are plain Django views: no
+authentication, no session, nothing written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import connections
+from django.http import JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+from django_q.brokers import get_broker
+
+from jobs import engine_pool
+from ocr_engine.models import verify_pack
+
+# A probe's own timeout is a few seconds; a check that hangs longer is a failure.
+CHANNEL_LAYER_TIMEOUT_SECONDS = 3.0
+
+
+@never_cache
+@require_GET
+def healthz(request):
+    return JsonResponse({"status": "ok"})
+
+
+@never_cache
+@require_GET
+def readyz(request):
+    """200 with each check's result, or 503 ``{"code": "not_ready", "detail", "failed": {check: error}}``."""
+    passed, failed = {}, {}
+    for name, check in CHECKS.items():
+        try:
+            passed[name] = check()
+        except Exception as exc:  # noqa: BLE001 - any error means "not ready", and is reported
+            failed[name] = f"{type(exc).__name__}: {exc}".strip()
+    if failed:
+        return JsonResponse({"code": "not_ready", "detail": f"Not ready: {', '.join(failed)} failed.",
+                             "failed": failed, "passed": passed}, status=503)
+    return JsonResponse({"status": "ready", "checks": passed})
+
+
+def check_database() -> str:
+    connection = connections["default"]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    return connection.vendor
+
+
+def check_broker() -> str:
+    """The django-q2 broker accepts commands (with the ORM broker: its queue table answers)."""
+    broker = get_broker()
+    if not broker.ping():
+        raise ConnectionError("the broker did not answer a ping")
+    broker.queue_size()
+    return broker.info()
+
+
+def check_channel_layer() -> str:
+    """A message sent on the channel layer comes back: worker progress events can reach browsers."""
+    layer = get_channel_layer()
+    if layer is None:
+        raise RuntimeError("no channel layer is configured (CHANNEL_LAYERS)")
+    # A plain channel name (no "!"): receive() then reads it directly instead of
+    # starting the layer's per-process receive loop, which would outlive this request.
+    channel = f"readyz.{uuid.uuid4().hex}"
+
+    async def round_trip():
+        await layer.send(channel, {"type": "readyz.ping"})
+        await layer.receive(channel)
+
+    async def bounded():
+        await asyncio.wait_for(round_trip(), CHANNEL_LAYER_TIMEOUT_SECONDS)
+
+    async_to_sync(bounded)()
+    return type(layer).__name__
+
+
+# (pack folder, manifest mtime, manifest size) -> problems found. Hashing the
+# whole pack takes a fraction of a second of CPU; a probe every few seconds
+# should not pay it every time. A rebuilt pack rewrites its manifest, which
+# invalidates the entry; `manage.py ocr_models verify` always hashes again.
+_verified: dict[tuple[str, int, int], list[str]] = {}
+
+
+def check_models() -> str:
+    pack = engine_pool.models_dir()
+    if pack is None:
+        return "no offline pack: workers use PaddleOCR's official models"
+    manifest = Path(pack) / engine_pool.MANIFEST
+    stat = manifest.stat()
+    key = (str(pack), stat.st_mtime_ns, stat.st_size)
+    if key not in _verified:
+        _verified.clear()
+        _verified[key] = verify_pack(pack)
+    problems = _verified[key]
+    if problems:
+        raise FileNotFoundError(f"the model pack in {pack} has {len(problems)} problem(s): " + "; ".join(problems[:3]))
+    return f"offline pack {pack} verified"
+
+
+CHECKS = {
+    "database": check_database,
+    "broker": check_broker,
+    "channel_layer": check_channel_layer,
+    "models": check_models,
+}

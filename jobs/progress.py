@@ -1,0 +1,62 @@
+"""Job progress events for WebSocket clients: the worker's one way out to browsers.
+
+Services call ``publish`` after a state change has committed. Each event goes
+to the job's group (``job-<id>``) and to its owner's group (``user-<id>``);
+``jobs.consumers`` forwards them. Publishing is best effort: a channel-layer
+outage is logged and swallowed, so it never fails or rolls back a job.
+
+Message: {"type": "job.event", "event": <EVENTS>, "job": job_summary(job), ...}
+page_done adds page_number, page_status, line_count, region_count and timings.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+from jobs.models import Job
+
+logger = logging.getLogger(__name__)
+
+EVENTS = ("queued", "started", "page_done", "succeeded", "failed", "canceled")
+
+
+def job_group(job_id) -> str:
+    return f"job-{job_id}"
+
+
+def user_group(user_id) -> str:
+    return f"user-{user_id}"
+
+
+def job_summary(job: Job) -> dict[str, Any]:
+    """The small job dict every event carries (and consumers send on connect)."""
+    return {
+        "id": str(job.id),
+        "status": job.status,
+        "pipeline": job.pipeline,
+        "pages_done": job.pages_done,
+        "pages_total": job.pages_total,
+        "error_code": job.error_code or None,
+        "document": job.document.original_name if job.document_id else None,
+        "created_at": job.created_at.isoformat() if job.created_at else None,
+        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+    }
+
+
+def publish(job: Job, event: str, **payload: Any) -> None:
+    if event not in EVENTS:
+        raise ValueError(f"unknown progress event {event!r}")  # a programming error, not an outage
+    try:
+        message = {"type": "job.event", "event": event, "job": job_summary(job), **payload}
+        layer = get_channel_layer()
+        if layer is None:
+            return
+        send = async_to_sync(layer.group_send)
+        send(job_group(job.id), message)
+        send(user_group(job.owner_id), message)
+    except Exception:  # noqa: BLE001 - progress is best effort by design
+        logger.warning("Could not publish %s for job %s", event, job.id, exc_info=True)

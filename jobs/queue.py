@@ -1,0 +1,63 @@
+"""django-q2 plumbing: which cluster runs a job, enqueueing, and what is waiting.
+
+Two named clusters (settings.Q_CLUSTER): ``cpu`` (the default cluster) and
+``gpu`` (``Q_CLUSTER_NAME=gpu python manage.py qcluster``).
+"""
+
+from __future__ import annotations
+
+import logging
+from uuid import UUID
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django_q.brokers import get_broker
+from django_q.models import OrmQ
+from django_q.signing import SignedPackage
+from django_q.tasks import async_task
+
+from jobs.models import Job
+
+logger = logging.getLogger(__name__)
+
+PROCESS_JOB = "jobs.tasks.process_job"
+
+
+def cluster_for(pipeline: str) -> str:
+    """``vl`` needs a GPU; the light pipelines use the GPU cluster when one exists."""
+    if pipeline == Job.Pipeline.VL or settings.OCR_GPU_CLUSTER:
+        return Job.Cluster.GPU
+    return Job.Cluster.CPU
+
+
+def enqueue_job(job_id: UUID | str, cluster: str) -> None:
+    """Queue ``process_job(job_id)`` on ``cluster``.
+
+    With the ORM broker the queue entry is written inside the caller's
+    transaction, so the Job row and its queue entry commit (or vanish)
+    together. Other brokers live outside the database: enqueue after commit so
+    a worker never receives the id of a row it cannot see yet; the
+    ``requeue_stale`` schedule catches an entry lost between commit and push.
+    """
+    if settings.Q_BROKER == "orm":
+        _push(job_id, cluster)
+    else:
+        transaction.on_commit(lambda: _push(job_id, cluster))
+
+
+def _push(job_id: UUID | str, cluster: str) -> None:
+    task_id = async_task(PROCESS_JOB, str(job_id), cluster=cluster, group=f"job-{job_id}")
+    Job.objects.filter(pk=job_id).update(queue_task_id=task_id, enqueued_at=timezone.now())
+
+
+def waiting_task_ids(cluster: str) -> set[str]:
+    """Ids of tasks waiting in ``cluster``'s queue (not the ones a worker holds)."""
+    broker = get_broker(cluster)
+    if settings.Q_BROKER == "orm":
+        # A dequeued ORM entry stays in the table, locked until `retry`; only
+        # unlocked rows are waiting.
+        entries = OrmQ.objects.filter(key=broker.list_key, lock__lte=timezone.now())
+        return {entry.task_id() for entry in entries}
+    items = broker.connection.lrange(broker.list_key, 0, -1)
+    return {SignedPackage.loads(item.decode() if isinstance(item, bytes) else item)["id"] for item in items}

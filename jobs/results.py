@@ -1,0 +1,82 @@
+"""The read side of results: stored pages -> normalized DocumentResult (with corrections) -> exports.
+
+Nothing here reshapes the schema: pages are stored as ``schema.to_dict(Page)``
+and read back with ``schema.page_from_dict``; reviewers' corrections replace a
+line's ``text`` and keep the engine's reading in ``original_text``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PIL import Image
+
+from jobs.models import Job, PageResult
+from ocr_engine import exports
+from ocr_engine.engine import assemble_document
+from ocr_engine.normalize import refresh_texts
+from ocr_engine.schema import EngineInfo, Page, page_from_dict, to_dict
+
+
+def page_with_corrections(page: PageResult) -> Page:
+    """The stored normalized page with reviewers' corrections applied."""
+    normalized = page_from_dict(page.normalized)
+    corrections = {c.line_id: c for c in page.corrections.all()}
+    if corrections:
+        for line in normalized.lines:
+            correction = corrections.get(line.id)
+            if correction is not None and correction.text != line.text:
+                line.original_text = line.text
+                line.text = correction.text
+        refresh_texts(normalized)
+    return normalized
+
+
+def job_document_result(job: Job):
+    """The job's DocumentResult over its succeeded pages (schema.DocumentResult)."""
+    pages = job.pages.filter(status=PageResult.Status.SUCCEEDED).prefetch_related("corrections")
+    engine = EngineInfo(**job.engine) if job.engine else EngineInfo(
+        pipeline=job.pipeline, lang=job.lang, backend="", device="", models={}, version=""
+    )
+    return assemble_document(
+        pages=[page_with_corrections(p) for p in pages],
+        engine=engine,
+        source={
+            "filename": job.document.original_name,
+            "media_type": job.document.media_type,
+            "sha256": job.document.sha256,
+            "page_count": job.document.page_count,
+            "pages": job.page_numbers,
+        },
+    )
+
+
+def job_result_json(job: Job) -> bytes:
+    """The whole normalized result as the JSON export writes it (the download)."""
+    return exports.render(job_document_result(job), "json")
+
+
+def job_result_dict(job: Job) -> tuple[dict[str, Any], int]:
+    """(result as a dict, its size in bytes as compact JSON) for the inline-or-links decision."""
+    data = to_dict(job_document_result(job))
+    return data, len(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+def job_export(job: Job, fmt: str) -> tuple[bytes, str, str]:
+    """(content, media type, file name) of an export; raises UnsupportedOption for an unknown format."""
+    images = {p.page_number: p.image for p in job.pages.filter(status=PageResult.Status.SUCCEEDED)}
+
+    def page_image(number: int) -> Image.Image | None:
+        field = images.get(number)
+        if not field:
+            return None
+        with field.open("rb") as fh:
+            image = Image.open(fh)
+            image.load()
+        return image
+
+    content = exports.render(job_document_result(job), fmt, page_image=page_image)
+    media_type, extension = exports.FORMATS[fmt]
+    stem = job.document.original_name.rsplit(".", 1)[0] or "document"
+    return content, media_type, f"{stem}.{extension}"

@@ -1,0 +1,87 @@
+"""Reads: which jobs and pages a user may see, filtered for list views.
+
+Staff see every job; everyone else only their own. A job that is not visible
+raises ``DoesNotExist`` exactly like a missing one, so the API answers 404
+without telling whether the id exists.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TypedDict
+
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+
+from jobs.models import Job, PageResult
+
+
+class JobFilters(TypedDict, total=False):
+    status: str
+    pipeline: str
+    created_after: datetime
+    created_before: datetime
+
+
+def _visible_jobs(user) -> QuerySet[Job]:
+    jobs = Job.objects.select_related("document", "owner")
+    return jobs if user.is_staff else jobs.filter(owner=user)
+
+
+def job_list_for_user(user, filters: JobFilters | None = None) -> QuerySet[Job]:
+    filters = filters or {}
+    jobs = _visible_jobs(user)
+    if filters.get("status"):
+        jobs = jobs.filter(status=filters["status"])
+    if filters.get("pipeline"):
+        jobs = jobs.filter(pipeline=filters["pipeline"])
+    if filters.get("created_after"):
+        jobs = jobs.filter(created_at__gte=filters["created_after"])
+    if filters.get("created_before"):
+        jobs = jobs.filter(created_at__lt=filters["created_before"])
+    return jobs.order_by("-created_at")
+
+
+def job_get_for_user(user, job_id) -> Job:
+    """The job if ``user`` may see it; raises Job.DoesNotExist otherwise (also for malformed ids)."""
+    try:
+        return _visible_jobs(user).get(pk=job_id)
+    except (ValueError, TypeError, ValidationError, Job.DoesNotExist):  # ValidationError: not a UUID
+        raise Job.DoesNotExist(f"No job {job_id!r}.") from None
+
+
+def job_queue_position(job: Job) -> int | None:
+    """1-based place among queued jobs of the same cluster (oldest first); None unless queued."""
+    if job.status != Job.Status.QUEUED:
+        return None
+    ahead = Job.objects.filter(status=Job.Status.QUEUED, cluster=job.cluster, created_at__lt=job.created_at).count()
+    return ahead + 1
+
+
+def page_get_for_user(user, job_id, page_number: int) -> PageResult:
+    """A page result of a job ``user`` may see; raises PageResult.DoesNotExist otherwise."""
+    try:
+        job = job_get_for_user(user, job_id)
+    except Job.DoesNotExist:
+        raise PageResult.DoesNotExist(f"No job {job_id!r}.") from None
+    return job.pages.select_related("job").prefetch_related("corrections__corrected_by").get(page_number=page_number)
+
+
+def pages_worst_first(user) -> QuerySet[PageResult]:
+    """Succeeded pages of visible jobs, lowest mean line confidence first (review queue)."""
+    return (
+        PageResult.objects.filter(job__in=_visible_jobs(user), status=PageResult.Status.SUCCEEDED)
+        .exclude(mean_confidence__isnull=True)
+        .select_related("job", "job__document")
+        .order_by("mean_confidence", "job_id", "page_number")
+    )
+
+
+def job_page_summaries(job: Job) -> list[dict]:
+    """Finished pages of a job, in page order, as progress events describe them (WebSocket state, job page)."""
+    return [
+        {"page_number": number, "page_status": status, "line_count": lines, "region_count": regions}
+        for number, status, lines, regions in job.pages.order_by("page_number").values_list(
+            "page_number", "status", "line_count", "region_count"
+        )
+    ]

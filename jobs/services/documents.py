@@ -1,0 +1,102 @@
+"""Documents: validate an upload fully before anything is stored, then store it."""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Union
+
+from django.conf import settings
+from django.core.files import File
+from django.core.files.base import ContentFile
+
+from jobs.models import Document
+from ocr_engine.inputs import Limits, open_document
+
+# What callers may hand in: bytes, a path, or a file object (Django's
+# UploadedFile: large uploads are already on disk and are read from there).
+Upload = Union[bytes, str, os.PathLike, IO[bytes]]
+
+
+@dataclass(frozen=True)
+class CheckedDocument:
+    """An upload that passed every input check; nothing of it is stored yet."""
+
+    source: bytes | Path
+    filename: str
+    media_type: str
+    size_bytes: int
+    sha256: str
+    page_count: int
+    page_numbers: list[int]  # the pages the spec selects (all when no spec)
+
+
+def upload_limits() -> Limits:
+    return Limits(
+        max_file_bytes=settings.OCR_MAX_UPLOAD_BYTES,
+        max_pages=settings.OCR_MAX_PAGES,
+        max_pixels=settings.OCR_MAX_PIXELS,
+    )
+
+
+def document_check(*, file: Upload, filename: str, pages: str | None = None) -> CheckedDocument:
+    """Validate type, size, limits and the page range; raises an OcrError subclass. Writes nothing."""
+    source = _source(file)
+    with open_document(source, limits=upload_limits(), filename=filename) as doc:
+        return CheckedDocument(
+            source=source,
+            filename=_clean_name(filename),
+            media_type=doc.media_type,
+            size_bytes=doc.size_bytes,
+            sha256=doc.sha256,
+            page_count=doc.page_count,
+            page_numbers=doc.select_pages(pages or None),
+        )
+
+
+def document_create(*, owner, file: Upload, filename: str) -> Document:
+    """Validate and store an upload as a Document."""
+    return document_store(owner=owner, checked=document_check(file=file, filename=filename))
+
+
+def document_store(*, owner, checked: CheckedDocument) -> Document:
+    """Store a checked upload under a random name; the file is removed again if the row is not saved."""
+    document = Document(
+        owner=owner,
+        original_name=checked.filename,
+        sha256=checked.sha256,
+        media_type=checked.media_type,
+        size_bytes=checked.size_bytes,
+        page_count=checked.page_count,
+    )
+    name = uuid.uuid4().hex + (mimetypes.guess_extension(checked.media_type) or "")
+    if isinstance(checked.source, bytes):
+        document.file.save(name, ContentFile(checked.source), save=False)
+    else:
+        with open(checked.source, "rb") as fh:
+            document.file.save(name, File(fh), save=False)
+    try:
+        document.save()
+    except BaseException:
+        document.file.delete(save=False)
+        raise
+    return document
+
+
+def _source(file: Upload) -> bytes | Path:
+    if isinstance(file, (bytes, bytearray, memoryview)):
+        return bytes(file)
+    if isinstance(file, (str, os.PathLike)):
+        return Path(file)
+    if hasattr(file, "temporary_file_path"):
+        return Path(file.temporary_file_path())
+    file.seek(0)
+    return file.read()
+
+
+def _clean_name(filename: str) -> str:
+    name = os.path.basename((filename or "").replace("\\", "/")).strip()
+    return (name or "document")[:255]

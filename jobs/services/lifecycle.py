@@ -1,0 +1,132 @@
+"""Actions on existing jobs: cancel, retry, delete, requeue, and recovery of abandoned jobs."""
+
+from __future__ import annotations
+
+import logging
+import os
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from jobs import progress
+from jobs.errors import JobStateError
+from jobs.models import Job, PageResult
+from jobs.queue import enqueue_job, waiting_task_ids
+from jobs.services.processing import job_fail
+
+logger = logging.getLogger(__name__)
+
+
+def job_cancel(*, job: Job) -> Job:
+    """queued/running -> canceled. A worker on it stops at the next page boundary; finished pages stay."""
+    with transaction.atomic():
+        updated = Job.objects.filter(pk=job.pk, status__in=Job.ACTIVE_STATUSES).update(
+            status=Job.Status.CANCELED, finished_at=timezone.now(), worker_id="", heartbeat_at=None
+        )
+        if not updated:
+            job.refresh_from_db(fields=["status"])
+            raise JobStateError(f"Only queued or running jobs can be canceled; this job is {job.status}.")
+        job.refresh_from_db()
+        transaction.on_commit(lambda: progress.publish(job, "canceled"))
+    return job
+
+
+def job_retry(*, job: Job) -> Job:
+    """failed -> queued. Succeeded pages are kept; failed and missing pages are processed again."""
+    with transaction.atomic():
+        locked = Job.objects.select_for_update().filter(pk=job.pk, status=Job.Status.FAILED).first()
+        if locked is None:
+            job.refresh_from_db(fields=["status"])
+            raise JobStateError(f"Only failed jobs can be retried; this job is {job.status}.")
+        failed = list(locked.pages.filter(status=PageResult.Status.FAILED))
+        PageResult.objects.filter(pk__in=[p.pk for p in failed]).delete()
+        locked.status = Job.Status.QUEUED
+        locked.error_code = locked.error_detail = ""
+        locked.attempts = 0
+        locked.pages_done = locked.pages.count()
+        locked.started_at = locked.finished_at = locked.deadline_at = locked.heartbeat_at = None
+        locked.worker_id = ""
+        locked.save()
+        enqueue_job(locked.id, locked.cluster)
+        transaction.on_commit(lambda: progress.publish(locked, "queued"))
+    locked.refresh_from_db()
+    return locked
+
+
+def job_delete(*, job: Job) -> None:
+    """Delete the job, its results and files, and its document when no other job uses it.
+
+    A worker still on the job notices at its next write (the row is gone) and stops.
+    """
+    job_id, document = job.pk, job.document
+    names = [f.name for page in job.pages.all() for f in (page.image, page.thumbnail) if f]
+    with transaction.atomic():
+        job.delete()
+        if not document.jobs.exists():
+            names.append(document.file.name)
+            document.delete()
+        transaction.on_commit(lambda: _delete_files(names, folder=f"pages/{job_id}"))
+
+
+def job_requeue(*, job: Job) -> Job:
+    """Queue an active job again (admin action for a job that looks stuck). Safe: the claim lets one task run it."""
+    if job.status not in Job.ACTIVE_STATUSES:
+        raise JobStateError(f"Only queued or running jobs can be requeued; this job is {job.status}.")
+    with transaction.atomic():
+        enqueue_job(job.id, job.cluster)
+    job.refresh_from_db()
+    return job
+
+
+def job_requeue_stale() -> int:
+    """Find abandoned work and queue it again; returns how many jobs were requeued.
+
+    Run every minute by a django-q2 Schedule (migration 0002). Covers:
+    * running jobs whose worker died: heartbeat older than the lease, with
+      exponential backoff per attempt; failed with ``worker_lost`` once
+      ``max_attempts`` is used up;
+    * queued jobs, and running jobs between two slices, whose queue entry was
+      lost (e.g. a Redis broker restarted), i.e. whose task is not waiting in
+      the broker any more.
+    """
+    now = timezone.now()
+    lease = timedelta(seconds=settings.OCR_LEASE_SECONDS)
+    candidates = Job.objects.filter(
+        Q(status=Job.Status.RUNNING, heartbeat_at__lt=now - lease)
+        | (Q(status=Job.Status.QUEUED) | Q(status=Job.Status.RUNNING, heartbeat_at__isnull=True))
+        & (Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=now - lease))
+    )
+    waiting: dict[str, set[str]] = {}
+    requeued = 0
+    for job in candidates:
+        if job.status == Job.Status.RUNNING and job.heartbeat_at is not None:
+            if job.attempts >= job.max_attempts:
+                job_fail(
+                    job_id=job.pk, code="worker_lost",
+                    detail=f"The worker processing this job stopped responding {job.attempts} times.",
+                )
+                continue
+            if job.heartbeat_at > now - lease * 2 ** max(job.attempts - 1, 0):
+                continue  # backoff: wait longer after each lost worker
+        if job.cluster not in waiting:
+            waiting[job.cluster] = waiting_task_ids(job.cluster)
+        if job.queue_task_id and job.queue_task_id in waiting[job.cluster]:
+            continue  # its task is still waiting for a free worker
+        with transaction.atomic():
+            enqueue_job(job.pk, job.cluster)
+        logger.info("Requeued job %s (%s, attempt %s)", job.pk, job.status, job.attempts)
+        requeued += 1
+    return requeued
+
+
+def _delete_files(names: list[str], *, folder: str) -> None:
+    for name in names:
+        default_storage.delete(name)
+    try:  # FileSystemStorage leaves the emptied per-job folder behind
+        os.rmdir(default_storage.path(folder))
+    except (NotImplementedError, OSError):
+        pass

@@ -1,0 +1,47 @@
+"""Review: reviewers correct line texts and mark jobs reviewed.
+
+A correction is stored next to the engine's reading (``LineCorrection``); the
+stored ``PageResult.normalized`` is never rewritten, so the original stays
+available and ``jobs.results.page_with_corrections`` applies corrections for
+the API, the UI and every export.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from jobs.errors import JobStateError, LineNotFound
+from jobs.models import Job, LineCorrection, PageResult
+
+
+def line_correct(*, page: PageResult, line_id: str, text: str, user) -> LineCorrection | None:
+    """Set the reviewed text of one line; returns the correction, or None when ``text`` is the engine's again.
+
+    Raises LineNotFound for a line id that is not on the page, JobStateError for a page without a result.
+    """
+    if page.status != PageResult.Status.SUCCEEDED or not page.normalized:
+        raise JobStateError(f"Page {page.page_number} has no result to correct.")
+    original = next((line["text"] for line in page.normalized["lines"] if line["id"] == line_id), None)
+    if original is None:
+        raise LineNotFound(f"Page {page.page_number} has no line {line_id!r}.")
+    with transaction.atomic():
+        if text == original:  # back to what the engine read: nothing to keep
+            LineCorrection.objects.filter(page=page, line_id=line_id).delete()
+            return None
+        correction, _ = LineCorrection.objects.update_or_create(
+            page=page, line_id=line_id,
+            defaults={"text": text, "original_text": original, "corrected_by": user},
+        )
+    return correction
+
+
+def job_mark_reviewed(*, job: Job, user) -> Job:
+    """Record that ``user`` reviewed a finished job (again: the latest review wins)."""
+    updated = Job.objects.filter(pk=job.pk, status__in=Job.FINAL_STATUSES).update(
+        reviewed_at=timezone.now(), reviewed_by=user
+    )
+    job.refresh_from_db()
+    if not updated:
+        raise JobStateError(f"Only finished jobs can be marked reviewed; this job is {job.status}.")
+    return job

@@ -1,0 +1,114 @@
+"""Submitting work: options and file are validated, then Document + Job + queue entry commit together."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from jobs import progress
+from jobs.engine_pool import engine_config
+from jobs.models import Document, Job, UserSettings
+from jobs.queue import cluster_for, enqueue_job
+from jobs.services.documents import CheckedDocument, Upload, document_check, document_store
+from jobs.urlguard import check_public_url, fetch_url
+from ocr_engine.errors import GpuRequired
+
+DEFAULT_PIPELINE = Job.Pipeline.STRUCTURE
+DEFAULT_LANG = "en"
+
+
+def job_options_check(*, pipeline: str, lang: str) -> None:
+    """Raise UnsupportedOption / GpuRequired for options this server cannot run."""
+    engine_config(pipeline, lang)  # EngineConfig validates pipeline and language
+    if pipeline == Job.Pipeline.VL and not settings.OCR_GPU_CLUSTER:
+        raise GpuRequired("The vl pipeline needs a GPU worker cluster, and this server has none (OCR_GPU_CLUSTER).")
+
+
+def job_create(
+    *,
+    owner,
+    file: Upload,
+    filename: str,
+    pipeline: str = DEFAULT_PIPELINE,
+    lang: str = DEFAULT_LANG,
+    pages: str | None = None,
+    webhook_url: str = "",
+) -> tuple[Job, bool]:
+    """Queue an OCR job; returns ``(job, reused)``.
+
+    Everything is checked before anything is written (raises an OcrError
+    subclass). The same file with the same options from the same user within
+    OCR_DEDUP_WINDOW_SECONDS returns that earlier job (``reused=True``) unless
+    it failed or was canceled.
+    """
+    job_options_check(pipeline=pipeline, lang=lang)
+    if webhook_url:
+        check_public_url(webhook_url)
+    checked = document_check(file=file, filename=filename, pages=pages)
+    dedup_key = _dedup_key(checked, pipeline=pipeline, lang=lang)
+
+    stored: Document | None = None
+    try:
+        with transaction.atomic():
+            # Lock the owner's row so two identical submissions arriving at
+            # once serialise here and the second one finds the first job.
+            get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
+            existing = _recent_duplicate(owner, dedup_key)
+            if existing is not None:
+                return existing, True
+            stored = document_store(owner=owner, checked=checked)
+            job = Job.objects.create(
+                owner=owner,
+                document=stored,
+                pipeline=pipeline,
+                lang=lang,
+                pages_spec=(pages or "").strip(),
+                page_numbers=checked.page_numbers,
+                pages_total=len(checked.page_numbers),
+                cluster=cluster_for(pipeline),
+                webhook_url=webhook_url or _default_webhook_url(owner),
+                dedup_key=dedup_key,
+                max_attempts=settings.OCR_JOB_MAX_ATTEMPTS,
+            )
+            enqueue_job(job.id, job.cluster)
+            transaction.on_commit(lambda: progress.publish(job, "queued"))
+    except BaseException:
+        if stored is not None:  # the row rolled back; the file must go too
+            stored.file.delete(save=False)
+        raise
+    job.refresh_from_db()  # queue_task_id / enqueued_at were set by the enqueue
+    return job, False
+
+
+def job_create_from_url(*, owner, file_url: str, **options) -> tuple[Job, bool]:
+    """Like ``job_create`` for a file the server downloads (SSRF-guarded, size- and time-limited)."""
+    content, filename = fetch_url(
+        file_url, max_bytes=settings.OCR_MAX_UPLOAD_BYTES, timeout=settings.OCR_URL_FETCH_TIMEOUT
+    )
+    return job_create(owner=owner, file=content, filename=filename, **options)
+
+
+def _dedup_key(checked: CheckedDocument, *, pipeline: str, lang: str) -> str:
+    options = json.dumps({"pipeline": pipeline, "lang": lang, "pages": checked.page_numbers}, sort_keys=True)
+    return hashlib.sha256(f"{checked.sha256}:{options}".encode()).hexdigest()
+
+
+def _recent_duplicate(owner, dedup_key: str) -> Job | None:
+    window = timezone.now() - timedelta(seconds=settings.OCR_DEDUP_WINDOW_SECONDS)
+    return (
+        Job.objects.filter(owner=owner, dedup_key=dedup_key, created_at__gte=window)
+        .exclude(status__in=(Job.Status.FAILED, Job.Status.CANCELED))
+        .select_related("document")
+        .order_by("-created_at")
+        .first()
+    )
+
+
+def _default_webhook_url(owner) -> str:
+    return UserSettings.objects.filter(user=owner).values_list("default_webhook_url", flat=True).first() or ""

@@ -1,0 +1,29 @@
+"""django-q2 tasks: thin entry points that take ids and call one service.
+
+Delivery is at least once: every task here is safe to run twice (see
+``jobs.services.processing``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+from django.conf import settings
+
+from jobs import worker
+from jobs.services import job_requeue_stale, job_run
+
+
+def worker_identity() -> str:
+    """host:pid of this worker process, recorded on the job it holds."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def process_job(job_id: str) -> None:
+    job_run(job_id=job_id, worker_id=worker_identity(), budget_seconds=settings.OCR_TASK_BUDGET_SECONDS,
+            stopping=worker.stopping)
+
+
+def requeue_stale() -> int:
+    return job_requeue_stale()

@@ -1,0 +1,1 @@
+"""The browser UI: Django templates over the same selectors and services as the API."""

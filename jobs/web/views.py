@@ -1,0 +1,154 @@
+"""Template views: read through selectors, change through services, render. No business logic here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+from rest_framework.authtoken.models import Token
+
+from jobs import progress, selectors
+from jobs.models import Job, PageResult
+from jobs.results import page_with_corrections
+from jobs.services.accounts import api_token_regenerate
+from jobs.services.submission import job_create
+from jobs.web.forms import UploadForm
+from ocr_engine import exports
+from ocr_engine.errors import OcrError
+from ocr_engine.schema import REGION_TYPES, to_dict
+
+PAGE_SIZE = 25
+# OcrError codes about the options rather than one file: shown next to that
+# field (None: above the form), and the remaining files are not tried.
+OPTION_ERRORS = {"invalid_page_range": "pages", "gpu_required": "pipeline", "unsupported_option": None}
+EXPORT_LABELS = {"hocr": "hOCR"}
+
+
+@login_required
+def dashboard(request):
+    """The user's jobs (live over ws/jobs/), or with ?view=pages their pages, lowest confidence first."""
+    view = "pages" if request.GET.get("view") == "pages" else "jobs"
+    rows = selectors.pages_worst_first(request.user) if view == "pages" else selectors.job_list_for_user(request.user)
+    return render(request, "jobs/dashboard.html", {
+        "view": view,
+        "page_obj": Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page")),
+    })
+
+
+@dataclass
+class Outcome:
+    """What became of one uploaded file."""
+
+    name: str
+    job: Job | None = None
+    reused: bool = False
+    error: OcrError | None = None
+
+
+@login_required
+def upload(request):
+    """Several files, one job each. Errors show next to the file or option they concern."""
+    form = UploadForm(request.POST or None, request.FILES or None)
+    outcomes: list[Outcome] = []
+    if request.method == "POST" and form.is_valid():
+        for file in form.cleaned_data["files"]:
+            try:
+                job, reused = job_create(owner=request.user, file=file, filename=file.name, **form.options())
+            except OcrError as error:
+                if error.code in OPTION_ERRORS:
+                    form.add_error(OPTION_ERRORS[error.code], error.message)
+                    break
+                outcomes.append(Outcome(file.name, error=error))
+            else:
+                outcomes.append(Outcome(file.name, job=job, reused=reused))
+        queued = [o for o in outcomes if o.job]
+        if not form.errors and len(queued) == len(outcomes):
+            messages.success(request, _queued_message(queued))
+            if len(queued) == 1:
+                return redirect("web:job", job_id=queued[0].job.pk)
+            return redirect("web:dashboard")
+    status = 400 if form.errors or any(o.error for o in outcomes) else 200
+    return render(request, "jobs/upload.html", {"form": form, "outcomes": outcomes}, status=status)
+
+
+def _queued_message(queued: list[Outcome]) -> str:
+    reused = sum(o.reused for o in queued)
+    text = f"{len(queued)} job{'s' if len(queued) != 1 else ''} queued."
+    if reused:
+        text += f" {reused} of them had been submitted before with the same options: showing that job."
+    return text
+
+
+def _visible_job(user, job_id) -> Job:
+    try:
+        return selectors.job_get_for_user(user, job_id)
+    except Job.DoesNotExist:
+        raise Http404("No such job.") from None
+
+
+@login_required
+def job_detail(request, job_id):
+    """The review page; the page data is loaded by static/js/job.js from ``page_data``."""
+    job = _visible_job(request.user, job_id)
+    api = reverse("api:job-detail", kwargs={"pk": job.pk})
+    config = {
+        "job": {**progress.job_summary(job), "page_numbers": job.page_numbers, "reviewed": job.reviewed_at is not None},
+        "pages": selectors.job_page_summaries(job),
+        "urls": {
+            "ws": f"/ws/jobs/{job.pk}/",
+            "job": reverse("web:job", kwargs={"job_id": job.pk}),  # + pages/<n>.json
+            "api": api,  # + /pages/<n>/thumbnail, /pages/<n>/lines/<id>, /reviewed, /cancel, /retry
+        },
+        "regionTypes": REGION_TYPES,
+    }
+    return render(request, "jobs/job_detail.html", {
+        "job": job,
+        "config": config,
+        "exports": [(EXPORT_LABELS.get(fmt, fmt.upper()), reverse("api:job-export", kwargs={"pk": job.pk, "fmt": fmt}))
+                    for fmt in exports.FORMATS],
+    })
+
+
+@login_required
+def page_data(request, job_id, page_number):
+    """One page for the review UI: the normalized page with corrections, and who corrected what."""
+    try:
+        page = selectors.page_get_for_user(request.user, job_id, page_number)
+    except PageResult.DoesNotExist:
+        return JsonResponse({"code": "not_found", "detail": f"Page {page_number} has no result yet."}, status=404)
+    api = reverse("api:job-detail", kwargs={"pk": page.job_id})
+    return JsonResponse({
+        "page_number": page.page_number,
+        "page_status": page.status,
+        "error": {"code": page.error_code, "detail": page.error_detail} if page.error_code else None,
+        "image": f"{api}/pages/{page.page_number}/image" if page.image else None,
+        "mean_confidence": page.mean_confidence,
+        "page": to_dict(page_with_corrections(page)) if page.normalized else None,
+        "corrections": {
+            c.line_id: {"by": c.corrected_by.get_username() if c.corrected_by else None, "at": c.corrected_at}
+            for c in page.corrections.all()
+        },
+    })
+
+
+@login_required
+def account_settings(request):
+    return render(request, "jobs/settings.html", {
+        "token": Token.objects.filter(user=request.user).first(),
+        "public_url": settings.OCR_PUBLIC_URL,
+    })
+
+
+@login_required
+@require_POST
+def token_regenerate(request):
+    api_token_regenerate(user=request.user)
+    messages.success(request, "A new API token was created; the old one no longer works.")
+    return redirect("web:settings")

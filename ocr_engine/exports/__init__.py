@@ -1,0 +1,54 @@
+"""Exports of the normalized result: plain text, Markdown, JSON, hOCR, ALTO and searchable PDF.
+
+Every format is built from the normalized ``DocumentResult`` alone (the PDF also
+needs the page images), reading text from lines so reviewers' corrections reach
+every format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PIL import Image
+
+from ..errors import UnsupportedOption
+from ..schema import DocumentResult
+from . import alto, hocr, jsonfmt, markdown, text
+
+# format -> (media type, file extension)
+FORMATS = {
+    "json": ("application/json", "json"),
+    "txt": ("text/plain; charset=utf-8", "txt"),
+    "md": ("text/markdown; charset=utf-8", "md"),
+    "hocr": ("text/html; charset=utf-8", "hocr"),
+    "alto": ("application/xml", "xml"),
+    "pdf": ("application/pdf", "pdf"),
+}
+
+_RENDERERS: dict[str, Callable[[DocumentResult], bytes]] = {
+    "json": jsonfmt.render,
+    "txt": text.render,
+    "md": markdown.render,
+    "hocr": hocr.render,
+    "alto": alto.render,
+}
+
+
+def render(
+    result: DocumentResult, fmt: str, page_image: Callable[[int], Image.Image | None] | None = None
+) -> bytes:
+    """The result in format ``fmt`` (a key of ``FORMATS``).
+
+    ``page_image(page_number)`` is needed for "pdf" only: it returns the page
+    image the engine read, or None when it is gone (then the PDF fails with code
+    ``page_image_missing``).
+    """
+    if fmt not in FORMATS:
+        raise UnsupportedOption(f"Unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}.")
+    if fmt == "pdf":
+        # Imported here so the engine, which imports this package for page_text,
+        # does not load reportlab.
+        from . import pdf
+
+        return pdf.render(result, page_image)
+    return _RENDERERS[fmt](result)

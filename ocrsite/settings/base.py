@@ -1,0 +1,330 @@
+"""Settings for every deployment, read from the environment in one place.
+
+All environment access goes through ``ocrsite.env``; nothing else in the
+project reads ``os.environ`` for configuration. Names are listed in
+``docs/configuration.md`` (and below, next to their defaults).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from ocrsite.env import env_bool, env_float, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+# --- core -----------------------------------------------------------------
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        # No default outside debug: a production deploy that forgot its secret
+        # must not boot with a key everyone can read in this file.
+        raise ImproperlyConfigured("SECRET_KEY is not set. Set SECRET_KEY (or DEBUG=true for local development).")
+    SECRET_KEY = "insecure-debug-only-key"  # only ever used with DEBUG=true
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    # daphne first: it replaces runserver with an ASGI server (HTTP + WebSockets).
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    # jobs before django_q: its `qcluster` command (model check + SIGTERM
+    # drain, jobs/worker.py) takes precedence over django-q2's.
+    "jobs",
+    "django_q",
+    "channels",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "ocrsite.urls"
+WSGI_APPLICATION = "ocrsite.wsgi.application"
+ASGI_APPLICATION = "ocrsite.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- database -------------------------------------------------------------
+# DATABASE_URL (PostgreSQL in tests and production); without it the embedded
+# default is SQLite under var/ so `make run` works on a bare machine.
+DATABASES = {
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
+        # 0: under ASGI every request may run on a different executor thread, and
+        # persistent per-thread connections pile up until PostgreSQL refuses
+        # clients (seen with 20 concurrent API clients). Django's advice for ASGI.
+        conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
+        conn_health_checks=True,
+    )
+}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # SQLite serialises writers; web, worker and scheduler share the file, so
+    # wait for the lock instead of failing with "database is locked".
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # SQLite creates the file but not its folder; a fresh checkout has no var/.
+    Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env_str("TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+# --- files ----------------------------------------------------------------
+STATIC_URL = "/static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [d for d in (BASE_DIR / "static",) if d.is_dir()]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Manifest storage needs collectstatic; DEBUG serves straight from the finders.
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
+MEDIA_URL = "/media/"
+
+# --- OCR ------------------------------------------------------------------
+# Where users reach this site; used for links printed by commands and sent in webhooks.
+OCR_PUBLIC_URL = env_str("OCR_PUBLIC_URL", "http://localhost:8000").rstrip("/")
+# Offline model pack (python -m ocr_engine models build --out models). When the
+# folder holds no pack the engine uses PaddleOCR's official (downloaded) models.
+OCR_MODELS_DIR = Path(env_str("OCR_MODELS_DIR", str(BASE_DIR / "models")))
+OCR_CPU_THREADS = env_int("OCR_CPU_THREADS", 1 if env_int("Q_WORKERS", 1) > 1 else 2)
+OCR_BACKEND = env_str("OCR_BACKEND", "onnxruntime")
+OCR_DEVICE = env_str("OCR_DEVICE", "cpu")  # "gpu" on GPU worker images
+OCR_MAX_UPLOAD_BYTES = env_int("OCR_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)
+OCR_MAX_PAGES = env_int("OCR_MAX_PAGES", 500)
+OCR_MAX_PIXELS = env_int("OCR_MAX_PIXELS", 100_000_000)
+# True when a `gpu` cluster is deployed: then every pipeline runs there and
+# `vl` (GPU only) is accepted. Without it `vl` is refused with gpu_required.
+OCR_GPU_CLUSTER = env_bool("OCR_GPU_CLUSTER", False)
+# Same file + same options + same user within this window returns the existing job.
+OCR_DEDUP_WINDOW_SECONDS = env_int("OCR_DEDUP_WINDOW_SECONDS", 24 * 3600)
+# GET /result inlines the normalized document up to this size, else links.
+OCR_INLINE_RESULT_MAX_BYTES = env_int("OCR_INLINE_RESULT_MAX_BYTES", 1_000_000)
+# file_url and webhook targets on private/loopback/link-local addresses are
+# refused (SSRF) unless this is set, e.g. for an intranet deployment or tests.
+OCR_ALLOW_PRIVATE_URLS = env_bool("OCR_ALLOW_PRIVATE_URLS", False)
+OCR_URL_FETCH_TIMEOUT = env_float("OCR_URL_FETCH_TIMEOUT", 30.0)
+# Webhooks (docs/webhooks.md): attempts per event; retry n waits BACKOFF x 2^(n-1)
+# seconds (10, 20, 40, ...), rounded up to the cluster scheduler's 30 s tick.
+OCR_WEBHOOK_MAX_ATTEMPTS = env_int("OCR_WEBHOOK_MAX_ATTEMPTS", 6)
+OCR_WEBHOOK_BACKOFF_SECONDS = env_float("OCR_WEBHOOK_BACKOFF_SECONDS", 10.0)
+OCR_WEBHOOK_TIMEOUT_SECONDS = env_float("OCR_WEBHOOK_TIMEOUT_SECONDS", 10.0)
+# One task processes pages until this budget is spent, then re-enqueues itself:
+# every task stays far below Q_TIMEOUT whatever the page count.
+OCR_TASK_BUDGET_SECONDS = env_int("OCR_TASK_BUDGET_SECONDS", 120)
+# A running job whose heartbeat (written at every page boundary) is older than
+# this is considered abandoned by a dead worker and is picked up again. Must
+# exceed the slowest single page plus engine start-up.
+OCR_LEASE_SECONDS = env_int("OCR_LEASE_SECONDS", 300)
+# A job must end within base + per_page x pages, else it fails with `timeout`.
+OCR_JOB_TIMEOUT_BASE_SECONDS = env_int("OCR_JOB_TIMEOUT_BASE_SECONDS", 600)
+OCR_JOB_TIMEOUT_PER_PAGE_SECONDS = env_int("OCR_JOB_TIMEOUT_PER_PAGE_SECONDS", 120)
+# Times a job may be (re)started after a lost worker before it fails.
+OCR_JOB_MAX_ATTEMPTS = env_int("OCR_JOB_MAX_ATTEMPTS", 3)
+OCR_THUMBNAIL_SIZE = env_int("OCR_THUMBNAIL_SIZE", 320)
+
+# --- queue (django-q2) ----------------------------------------------------
+REDIS_URL = env_str("REDIS_URL")
+Q_BROKER = env_str("Q_BROKER", "orm")  # "orm" (default) or "redis"
+if Q_BROKER not in ("orm", "redis"):
+    raise ImproperlyConfigured(f"Q_BROKER must be 'orm' or 'redis', got {Q_BROKER!r}.")
+if Q_BROKER == "redis" and not REDIS_URL:
+    raise ImproperlyConfigured("Q_BROKER=redis needs REDIS_URL.")
+Q_TIMEOUT = env_int("Q_TIMEOUT", 600)
+Q_RETRY = env_int("Q_RETRY", 720)
+if not OCR_TASK_BUDGET_SECONDS < Q_TIMEOUT < Q_RETRY:
+    # django-q2 delivers at least once: a task still running when `retry`
+    # passes is handed out again, and `timeout` kills it. Keep the order
+    # budget < timeout < retry or long jobs get killed or run twice at once.
+    raise ImproperlyConfigured(
+        f"Need OCR_TASK_BUDGET_SECONDS ({OCR_TASK_BUDGET_SECONDS}) < Q_TIMEOUT ({Q_TIMEOUT}) < Q_RETRY ({Q_RETRY})."
+    )
+
+_q_common = {
+    # Hard limit per task. A task processes pages for OCR_TASK_BUDGET_SECONDS
+    # then hands over, so this only has to cover one budget plus one slow page
+    # (and engine start-up on the first task of a fresh worker).
+    "timeout": Q_TIMEOUT,
+    # Redelivery after a lost ack (worker killed). Above `timeout` so a task
+    # that is merely slow is never handed to a second worker while it runs.
+    "retry": Q_RETRY,
+    # Delivery attempts per queued task; unlimited (0) would loop forever on a
+    # task that kills its worker. Jobs have their own bounded attempts on top.
+    "max_attempts": 2,
+    # A task that raised is recorded as failed and not redelivered: job-level
+    # recovery (requeue_stale, with backoff and bounded attempts) owns retries.
+    "ack_failures": True,
+    # A worker holds ~2 GB of models: recycle it now and then and when it grows
+    # past max_rss (KiB) to return fragmented memory to the OS.
+    "recycle": env_int("Q_RECYCLE", 50),
+    "max_rss": env_int("Q_MAX_RSS_KB", 4 * 1024 * 1024),
+    # One task at a time per worker: OCR is CPU/GPU bound, prefetching only
+    # makes a job wait behind another worker's long job.
+    "queue_limit": env_int("Q_QUEUE_LIMIT", 2),
+    "bulk": 1,
+    "save_limit": env_int("Q_SAVE_LIMIT", 500),
+    "catch_up": False,
+    "label": "Task queue",
+}
+if Q_BROKER == "redis":
+    _q_common["redis"] = REDIS_URL
+else:
+    # ORM broker: the queue entry is a row in the same database, written in the
+    # same transaction as the Job row, so neither can exist without the other.
+    _q_common["orm"] = "default"
+    _q_common["poll"] = env_float("Q_POLL", 0.5)
+
+Q_CLUSTER = {
+    # `name` is the default cluster (no Q_CLUSTER_NAME in the environment) and
+    # the signing salt shared by all clusters of this site.
+    "name": "cpu",
+    # Workers per cluster: the CPU engine already uses OCR_CPU_THREADS threads,
+    # and each worker holds its own models; 1 fits a 2-core machine.
+    "workers": env_int("Q_WORKERS", 1),
+    **_q_common,
+    # Start the GPU cluster with `Q_CLUSTER_NAME=gpu python manage.py qcluster`
+    # (django-q2 multi-queue); tasks reach it via async_task(..., cluster="gpu").
+    "ALT_CLUSTERS": {
+        "gpu": {"workers": env_int("Q_GPU_WORKERS", 1)},
+    },
+}
+
+# --- channels ---------------------------------------------------------------
+# Progress events cross processes: a qcluster worker publishes, the ASGI web
+# process forwards them to browsers. The layer must therefore be shared by both
+# (an in-memory layer would silently drop every worker event).
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # Sites (or test runs) sharing one Redis keep apart by prefix.
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": env_str("CHANNEL_LAYER_PREFIX", "asgi")},
+        }
+    }
+elif DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # Embedded default (no servers): channels-lite keeps messages in a table of
+    # the same SQLite file; the web process polls it (every 0.1 s by default).
+    INSTALLED_APPS.append("channels_lite")
+    # WAL lets that polling read while a worker writes page results, instead
+    # of readers and the writer taking turns on the whole file.
+    DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA journal_mode=WAL;"
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_lite.layers.core.SQLiteChannelLayer",
+            # expiry: an event nobody read within a minute is stale progress.
+            "CONFIG": {"database": "default", "expiry": 60},
+        }
+    }
+else:
+    # channels-lite needs SQLite; a PostgreSQL deployment runs Redis anyway.
+    raise ImproperlyConfigured("Set REDIS_URL: with a PostgreSQL DATABASE_URL the channel layer is Redis.")
+
+# --- cache ------------------------------------------------------------------
+# django-q2 publishes every running cluster's status (its worker processes) to
+# this cache; /metrics counts workers from it, so it must be shared by all
+# containers: Redis when there is one. The embedded default keeps Django's
+# per-process memory cache, and /metrics then leaves the worker count out.
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", ""),
+        }
+    }
+
+# --- REST framework -----------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "jobs.api.exceptions.exception_handler",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
+    + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "OCR platform API",
+    "DESCRIPTION": "Submit PDFs and images for OCR, follow the job, fetch normalized results and exports.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI assets come from drf-spectacular-sidecar: no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# Django refuses request bodies above these; uploads stream to a temp file
+# past the memory threshold, so the OCR size limit is the real cap.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+
+# --- security (production) ------------------------------------------------
+if not DEBUG:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
+    CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,47 @@
+"""Shared fixtures: media in a temp folder, users, API clients with DRF tokens."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def media_root(settings, tmp_path):
+    """Every test writes uploads and page images under its own tmp_path, never into var/."""
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    return tmp_path / "media"
+
+
+@pytest.fixture
+def user(db, django_user_model):
+    return django_user_model.objects.create_user(username="alice", password="pw-alice")
+
+
+@pytest.fixture
+def other_user(db, django_user_model):
+    return django_user_model.objects.create_user(username="bob", password="pw-bob")
+
+
+@pytest.fixture
+def staff_user(db, django_user_model):
+    return django_user_model.objects.create_user(username="staff", password="pw-staff", is_staff=True)
+
+
+def token_client(user):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+    return client
+
+
+@pytest.fixture
+def api_client(user):
+    """An API client authenticated as ``user`` with a DRF token (Authorization: Token <key>)."""
+    return token_client(user)
+
+
+@pytest.fixture
+def other_api_client(other_user):
+    return token_client(other_user)

@@ -1,0 +1,323 @@
+"""docker/: every image, command, port and variable the compose file and the Kubernetes manifests name
+exists in the project. Docker cannot run here, so these files are checked by reading them."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shlex
+from functools import cache
+from pathlib import Path
+
+import django
+import pytest
+import yaml
+from django.core.management import get_commands, load_command_class
+
+from jobs.observability.keda import GPU_QUEUE_DEPTH_SQL
+
+REPO = Path(__file__).resolve().parents[2]
+DOCKER = REPO / "docker"
+SITE_PACKAGES = Path(django.__file__).resolve().parents[1]
+# Variables read by something other than ocrsite/settings: the reader's source must still name them.
+OTHER_READERS = {
+    "DJANGO_SETTINGS_MODULE": REPO / "manage.py",
+    "Q_CLUSTER_NAME": SITE_PACKAGES / "django_q" / "conf.py",
+    "PADDLE_PDX_CACHE_HOME": SITE_PACKAGES / "paddlex" / "utils" / "cache.py",
+    "OCR_BUILD_PYTHON": REPO / "ocr_engine" / "models" / "pack.py",
+    "OCR_WHEEL_CACHE": REPO / "ocr_engine" / "models" / "pack.py",
+}
+# Variables for the tools inside the images (Python, pip, the shell), set by the Dockerfiles only.
+IMAGE_TOOL_VARIABLES = {"PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONPATH", "PIP_NO_CACHE_DIR",
+                        "PIP_DISABLE_PIP_VERSION_CHECK", "VIRTUAL_ENV", "PATH"}
+
+
+# --- reading the files -------------------------------------------------------
+
+@cache
+def compose() -> dict:
+    return yaml.safe_load((DOCKER / "compose.yaml").read_text())
+
+
+@cache
+def k8s_documents() -> list[tuple[str, dict]]:
+    return [(str(path.relative_to(DOCKER)), doc) for path in sorted((DOCKER / "k8s").rglob("*.yaml"))
+            for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+def k8s(kind: str) -> dict[str, dict]:
+    return {doc["metadata"]["name"]: doc for _, doc in k8s_documents() if doc.get("kind") == kind}
+
+
+def pod_specs() -> dict[str, dict]:
+    """Deployments' and Jobs' pod specs, by workload name."""
+    return {name: doc["spec"]["template"]["spec"] for kind in ("Deployment", "Job") for name, doc in k8s(kind).items()}
+
+
+def k8s_containers() -> list[tuple[str, dict]]:
+    return [(name, c) for name, spec in pod_specs().items() for c in spec["containers"]]
+
+
+@cache
+def dockerfile(name: str) -> list[str]:
+    """Instructions with line continuations joined and comments dropped."""
+    text = re.sub(r"\\\n", " ", (DOCKER / name).read_text())
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def instructions(name: str, keyword: str) -> list[str]:
+    return [line.split(None, 1)[1] for line in dockerfile(name) if line.split(None, 1)[0].upper() == keyword]
+
+
+def stages(name: str) -> set[str]:
+    return {m.group(1) for line in instructions(name, "FROM") if (m := re.search(r"\bAS\s+(\S+)", line, re.I))}
+
+
+def env_keys(name: str) -> set[str]:
+    return {pair.split("=", 1)[0] for line in instructions(name, "ENV") for pair in shlex.split(line)}
+
+
+def env_file_keys(path: Path) -> set[str]:
+    return {line.split("=", 1)[0].strip() for line in path.read_text().splitlines()
+            if line.strip() and not line.lstrip().startswith("#")}
+
+
+@cache
+def settings_variables() -> set[str]:
+    """Names passed to the ocrsite.env readers (env_str, env_int, ...) by the deployment settings."""
+    names = set()
+    for node in ast.walk(ast.parse((REPO / "ocrsite" / "settings" / "base.py").read_text())):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.startswith("env_")
+                and node.args and isinstance(node.args[0], ast.Constant)):
+            names.add(node.args[0].value)
+    assert len(names) > 20, "the settings no longer read the environment through ocrsite.env?"
+    return names
+
+
+def project_services() -> dict[str, dict]:
+    """Compose services that run this project's images (postgres and redis run their own)."""
+    return {name: svc for name, svc in compose()["services"].items() if "build" in svc}
+
+
+def built_images() -> dict[str, dict]:
+    return {svc["image"].split(":")[0]: svc["build"] for svc in project_services().values()}
+
+
+def project_commands() -> list[tuple[str, list[str]]]:
+    found = [(f"compose {name}", svc["command"]) for name, svc in project_services().items()]
+    found += [(f"k8s {name}", c["command"]) for name, c in k8s_containers()]
+    for name in ("Dockerfile", "Dockerfile.gpu"):
+        found += [(f"{name} CMD", json.loads(line)) for line in instructions(name, "CMD")]
+    return found
+
+
+# --- images --------------------------------------------------------------------
+
+def test_compose_builds_each_image_from_a_dockerfile_stage_that_exists():
+    assert set(built_images()) == {"ocr-platform", "ocr-platform-modelbuilder", "ocr-platform-gpu"}
+    for image, build in built_images().items():
+        context = (DOCKER / build["context"]).resolve()
+        assert context == REPO, image
+        assert (context / build["dockerfile"]).is_file(), image
+        if "target" in build:
+            assert build["target"] in stages(Path(build["dockerfile"]).name), image
+    for name in ("postgres", "redis"):  # outside images are pinned to a major version
+        assert re.fullmatch(r"[a-z]+:\d+-bookworm", compose()["services"][name]["image"])
+
+
+def test_dockerfiles_copy_files_that_exist_and_the_context_lets_through():
+    for name in ("Dockerfile", "Dockerfile.gpu"):
+        allowed = {line[1:] for line in (DOCKER / f"{name}.dockerignore").read_text().splitlines()
+                   if line.startswith("!")}
+        copies = instructions(name, "COPY")
+        assert copies, name
+        for copy in copies:
+            *sources, _destination = copy.split()
+            for source in sources:
+                assert (REPO / source).exists(), f"{name}: COPY {source}"
+                assert source in allowed, f"{name}: {source} is excluded by {name}.dockerignore"
+
+
+def test_kubernetes_runs_the_images_compose_builds():
+    images = {c["image"] for _, c in k8s_containers()}
+    assert images <= set(built_images())
+    main, jobs = ({i["name"]: i for i in yaml.safe_load(path.read_text())["images"]}
+                  for path in (DOCKER / "k8s" / "kustomization.yaml", DOCKER / "k8s" / "jobs" / "kustomization.yaml"))
+    assert set(main) | set(jobs) == images
+    for name in set(main) & set(jobs):  # the two kustomizations point at the same pushed images
+        assert main[name] == jobs[name]
+
+
+def test_kustomizations_list_files_that_exist():
+    for path in (DOCKER / "k8s").rglob("kustomization.yaml"):
+        for resource in yaml.safe_load(path.read_text())["resources"]:
+            assert (path.parent / resource).is_file(), f"{path}: {resource}"
+
+
+# --- commands and ports --------------------------------------------------------
+
+def test_qcluster_is_the_projects_own_command():
+    # Its model check and SIGTERM drain are lost if django-q2's command wins (INSTALLED_APPS order).
+    assert get_commands()["qcluster"] == "jobs"
+
+
+def test_every_command_exists_and_accepts_its_arguments():
+    commands = get_commands()
+    for where, argv in project_commands():
+        if argv[:2] == ["python", "manage.py"]:
+            name, args = argv[2], argv[3:]
+            assert name in commands, f"{where}: no management command {name!r}"
+            parser = load_command_class(commands[name], name).create_parser("manage.py", name)
+            parser.parse_args(args)  # exits (SystemExit) on an unknown option
+        else:
+            assert argv[0] == "daphne", f"{where}: unexpected program {argv[0]!r}"
+            module, attribute = argv[-1].split(":")
+            assert hasattr(__import__(module, fromlist=[attribute]), attribute), where
+
+
+def daphne_port(argv: list[str]) -> int:
+    return int(argv[argv.index("-p") + 1])
+
+
+def test_the_web_port_is_the_same_everywhere():
+    [expose] = instructions("Dockerfile", "EXPOSE")
+    web = compose()["services"]["web"]
+    port = daphne_port(web["command"])
+    assert int(expose) == port
+    assert web["ports"] == [f"{port}:{port}"]
+    assert f"http://localhost:{port}/readyz" in " ".join(web["healthcheck"]["test"])
+
+    [container] = pod_specs()["ocr-web"]["containers"]
+    assert daphne_port(container["command"]) == port
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert ports == {"http": port}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+    [service_port] = k8s("Service")["ocr-web"]["spec"]["ports"]
+    assert service_port["targetPort"] in ports
+
+
+# --- environment -----------------------------------------------------------------
+
+def assert_read_by_the_project(name: str, where: str) -> None:
+    if name in settings_variables():
+        return
+    assert name in OTHER_READERS, f"{where}: nothing in the project reads {name}"
+    assert name in OTHER_READERS[name].read_text(), f"{where}: {OTHER_READERS[name]} no longer reads {name}"
+
+
+def test_every_variable_compose_sets_is_read_by_the_project():
+    for name, service in project_services().items():
+        for key in service.get("environment", {}):
+            assert_read_by_the_project(key, f"compose {name}")
+        for env_file in service["env_file"]:
+            example = DOCKER / f"{env_file}.example"
+            assert example.is_file(), f"compose {name}: {env_file} has no .example to copy"
+            for key in env_file_keys(example):
+                assert_read_by_the_project(key, str(example.relative_to(REPO)))
+
+
+def test_every_variable_kubernetes_sets_is_read_by_the_project():
+    for name, container in k8s_containers():
+        entries = container.get("env", [])
+        # Set only to be expanded into another value, e.g. ALLOWED_HOSTS="...,$(POD_IP)".
+        expanded = {m for e in entries for m in re.findall(r"\$\((\w+)\)", e.get("value", ""))}
+        for entry in entries:
+            if entry["name"] not in expanded:
+                assert_read_by_the_project(entry["name"], f"k8s {name}")
+        for source in container.get("envFrom", []):
+            if "configMapRef" in source:
+                assert source["configMapRef"]["name"] in k8s("ConfigMap"), name
+            else:
+                assert source["secretRef"]["name"] in secret_examples(), name
+    for key in k8s("ConfigMap")["ocr-config"]["data"]:
+        assert_read_by_the_project(key, "k8s ConfigMap ocr-config")
+    for key in secret_examples()["ocr-secrets"]["stringData"]:
+        assert_read_by_the_project(key, "k8s Secret ocr-secrets")
+
+
+def test_dockerfiles_set_only_variables_someone_reads():
+    for name in ("Dockerfile", "Dockerfile.gpu"):
+        for key in env_keys(name) - IMAGE_TOOL_VARIABLES:
+            assert_read_by_the_project(key, name)
+
+
+def test_the_operations_guide_documents_every_variable():
+    guide = (REPO / "docs" / "operations.md").read_text().split("## Environment variables", 1)[1]
+    documented = set(re.findall(r"`([A-Z][A-Z0-9_]+)`", guide))
+    assert settings_variables() | set(OTHER_READERS) <= documented
+
+
+@cache
+def secret_examples() -> dict[str, dict]:
+    path = DOCKER / "k8s" / "secret.example.yaml"
+    return {doc["metadata"]["name"]: doc for doc in yaml.safe_load_all(path.read_text())}
+
+
+def test_volumes_are_claimed():
+    claims = k8s("PersistentVolumeClaim")
+    for name, spec in pod_specs().items():
+        for volume in spec.get("volumes", []):
+            assert volume["persistentVolumeClaim"]["claimName"] in claims, name
+    declared = set(compose()["volumes"])
+    for name, service in compose()["services"].items():
+        for mount in service.get("volumes", []):
+            assert mount.split(":")[0] in declared, name
+
+
+# --- workers, GPU, KEDA ------------------------------------------------------------
+
+def seconds(duration: str) -> int:
+    value, unit = re.fullmatch(r"(\d+)([sm])", duration).groups()
+    return int(value) * (60 if unit == "m" else 1)
+
+
+def test_workers_get_the_same_grace_period_in_compose_and_kubernetes():
+    for cluster in ("cpu", "gpu"):
+        service = compose()["services"][f"worker-{cluster}"]
+        spec = pod_specs()[f"ocr-worker-{cluster}"]
+        assert service["environment"]["Q_CLUSTER_NAME"] == cluster
+        assert {"name": "Q_CLUSTER_NAME", "value": cluster} in spec["containers"][0]["env"]
+        assert seconds(service["stop_grace_period"]) == spec["terminationGracePeriodSeconds"] >= 60
+
+
+def test_the_gpu_worker_reserves_a_gpu():
+    [device] = compose()["services"]["worker-gpu"]["deploy"]["resources"]["reservations"]["devices"]
+    assert device["driver"] == "nvidia" and device["capabilities"] == ["gpu"]
+    [container] = pod_specs()["ocr-worker-gpu"]["containers"]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == 1
+    assert "paddlepaddle-gpu==" in " ".join(instructions("Dockerfile.gpu", "RUN"))
+    index = "https://www.paddlepaddle.org.cn/packages/stable/cu126/"  # PaddlePaddle's own index, CUDA 12.6
+    assert any(index in arg for arg in instructions("Dockerfile.gpu", "ARG"))
+
+
+def test_keda_scales_the_gpu_workers_from_zero_with_the_query_from_the_code():
+    scaled = k8s("ScaledObject")["ocr-worker-gpu"]["spec"]
+    assert scaled["scaleTargetRef"]["name"] in k8s("Deployment")
+    assert (scaled["minReplicaCount"], scaled["cooldownPeriod"]) == (0, 600)
+    [trigger] = scaled["triggers"]
+    assert trigger["type"] == "postgresql"
+    assert trigger["metadata"]["query"] == GPU_QUEUE_DEPTH_SQL
+    auth = k8s("TriggerAuthentication")[trigger["authenticationRef"]["name"]]["spec"]["secretTargetRef"]
+    assert [ref["parameter"] for ref in auth] == ["connection"]
+    assert auth[0]["key"] in secret_examples()[auth[0]["name"]]["stringData"]
+
+
+# --- dashboard --------------------------------------------------------------------
+
+@pytest.mark.django_db
+def test_the_dashboard_queries_series_that_metrics_exposes(client):
+    from jobs.models import Job
+    from tests.jobs.factories import JobFactory, PageResultFactory
+
+    # Rows for every series to have samples: a processed page and a failure.
+    PageResultFactory(job=JobFactory(engine={"device": "cpu"}), timings={"ocr": 1.0})
+    JobFactory(status=Job.Status.FAILED, error_code="timeout")
+    exposed = client.get("/metrics").content.decode()
+    dashboard = json.loads((DOCKER / "grafana" / "dashboard.json").read_text())
+    queried = {name for panel in dashboard["panels"] for target in panel["targets"]
+               for name in re.findall(r"\bocr_[a-z_]+", target["expr"])}
+    assert queried
+    for name in queried:
+        assert re.search(rf"^{name}[{{ ]", exposed, re.M), f"the dashboard queries {name}, /metrics has no such series"

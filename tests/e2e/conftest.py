@@ -1,0 +1,122 @@
+"""End-to-end fixtures: a real ASGI server (daphne: HTTP + WebSockets) and a headless Chromium.
+
+The server is a separate process on the test database and the test's
+MEDIA_ROOT, like the platform's ``qcluster`` fixture (tests/e2e/test_api_e2e.py),
+so a browser, a worker and the test all see the same rows and files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.e2e.test_api_e2e import database_url
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts"
+# Debian's chromium, never a downloaded browser; flags that keep it off the network and quiet.
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_serving(url: str, process: subprocess.Popen, log: Path, timeout: float = 90) -> None:
+    """Until ``url`` answers at all (any status below 500)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text(errors='replace')}")
+        with contextlib.suppress(requests.ConnectionError):
+            if requests.get(url, timeout=5).status_code < 500:
+                return
+        time.sleep(0.3)
+    raise AssertionError(f"server did not answer {url} within {timeout} s:\n{log.read_text(errors='replace')}")
+
+
+@contextlib.contextmanager
+def background(args: list[str], env: dict[str, str], log: Path):
+    """Run ``args`` in the repository as its own process group; stop the whole group afterwards."""
+    with log.open("wb") as out:
+        process = subprocess.Popen(args, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+        print(f"--- {log.name} ---\n" + log.read_text(errors="replace")[-3000:])
+
+
+@contextlib.contextmanager
+def daphne(env: dict[str, str], log: Path, ready_path: str = "/accounts/login/"):
+    """Run ``daphne ocrsite.asgi:application`` (what `make run` serves) on a free port; yield its base URL."""
+    port = free_port()
+    args = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "ocrsite.asgi:application"]
+    with background(args, {**env, "ALLOWED_HOSTS": "127.0.0.1,localhost"}, log) as process:
+        base = f"http://127.0.0.1:{port}"
+        wait_until_serving(base + ready_path, process, log)
+        yield base
+
+
+@pytest.fixture
+def asgi_server(transactional_db, settings, tmp_path):
+    """Base URL of a real daphne on the test database (channel layer: Redis, from the test settings)."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "ocrsite.settings.test",
+        "DATABASE_URL": database_url(),
+        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+    }
+    with daphne(env, tmp_path / "daphne.log") as base:
+        yield base
+
+
+@contextlib.contextmanager
+def browser_page(base_url: str, username: str, password: str, viewport=(1280, 800)):
+    """A logged-in page in headless Chromium. Use it after the test's database work:
+    Playwright's sync API runs an event loop, inside which Django refuses ORM calls."""
+    from playwright.sync_api import sync_playwright
+
+    errors: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+            context.on("weberror", lambda error: errors.append(str(error.error)))
+            page = context.new_page()
+            page.goto(f"{base_url}/accounts/login/")
+            page.fill("#id_username", username)
+            page.fill("#id_password", password)
+            page.click("button[type=submit]")
+            page.wait_for_url(f"{base_url}/")
+            yield page
+        finally:
+            browser.close()
+    assert not errors, f"JavaScript errors: {errors}"
+
+
+def screenshot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / name
+    page.screenshot(path=str(path))
+    return path

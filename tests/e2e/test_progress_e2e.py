@@ -1,0 +1,94 @@
+"""A real qcluster's progress events reach a WebSocket client through a real daphne, on both channel layers.
+
+* Redis (the layer of PostgreSQL deployments and of the test settings).
+* The embedded default: SQLite and channels-lite, no servers at all. Worker
+  and web are separate processes, so this is the path an in-memory layer
+  would silently break.
+
+The client is an API client: it authenticates with ``Authorization: Token``
+on the handshake and follows ``ws/jobs/`` (all of its user's jobs) from
+before the job exists, so it must see every event of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+
+import aiohttp
+import pytest
+import requests
+from rest_framework.authtoken.models import Token
+
+from tests.e2e.conftest import REPO, background, daphne
+from tests.e2e.test_api_e2e import qcluster  # noqa: F401 - the platform's fixture, shared not copied
+from tests.jobs.helpers import small_png
+
+pytestmark = [pytest.mark.e2e, pytest.mark.models]
+
+FINAL = {"succeeded", "failed", "canceled"}
+
+
+async def follow_one_job(base_url: str, token: str, timeout: float = 240) -> tuple[str, list[dict]]:
+    """Connect to ws/jobs/, submit a one-page PNG over the API, collect that job's messages until it ends."""
+    headers = {"Authorization": f"Token {token}"}
+    async with aiohttp.ClientSession() as session:
+        async with session.ws_connect(base_url.replace("http", "ws") + "/ws/jobs/", headers=headers) as ws:
+            response = await asyncio.to_thread(
+                requests.post, f"{base_url}/api/v1/jobs", headers=headers, timeout=30,
+                files={"file": ("note.png", small_png())}, data={"pipeline": "ocr"})
+            assert response.status_code == 202, response.text
+            job_id, messages = response.json()["id"], []
+            async with asyncio.timeout(timeout):
+                while not messages or messages[-1]["status"] not in FINAL:
+                    message = await ws.receive_json()
+                    if message["job"]["id"] == job_id:
+                        messages.append(message)
+    return job_id, messages
+
+
+def assert_full_progress(messages: list[dict]) -> None:
+    assert [m["event"] for m in messages] == ["queued", "started", "page_done", "succeeded"], messages
+    assert [m["status"] for m in messages] == ["queued", "running", "running", "succeeded"]
+    page = messages[2]
+    assert (page["page_number"], page["page_status"]) == (1, "succeeded") and page["line_count"] > 0
+    assert page["job"]["pages_done"] == 1 and page["timings"]["ocr"] > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_worker_events_reach_a_websocket_client_over_redis(user, asgi_server, qcluster):  # noqa: F811
+    token = Token.objects.create(user=user).key
+    qcluster()
+
+    job_id, messages = asyncio.run(follow_one_job(asgi_server, token))
+
+    assert_full_progress(messages)
+    assert all(m["job"]["id"] == job_id for m in messages)
+
+
+def test_worker_events_reach_a_websocket_client_on_the_embedded_default(tmp_path):
+    """SQLite + channels-lite: what `make run` gives without DATABASE_URL and REDIS_URL."""
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CHANNEL_LAYER_PREFIX", "Q_BROKER")}
+    env.update({
+        "DJANGO_SETTINGS_MODULE": "ocrsite.settings.base",
+        "SECRET_KEY": "embedded-e2e-only",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",  # var/db.sqlite3 without it: same engine
+        "MEDIA_ROOT": str(tmp_path / "media"),
+        "Q_WORKERS": "1",
+        "Q_POLL": "0.2",
+    })
+    manage = [sys.executable, "manage.py"]
+    subprocess.run([*manage, "migrate", "--noinput", "-v", "0"], cwd=REPO, env=env, check=True)
+    bootstrap = subprocess.run([*manage, "ocr_bootstrap"], cwd=REPO, env=env, check=True, capture_output=True,
+                               text=True)
+    token = re.search(r"API token: (\w+)", bootstrap.stdout).group(1)
+
+    with background([*manage, "qcluster"], env, tmp_path / "qcluster.log"), \
+            daphne(env, tmp_path / "daphne.log", ready_path="/api/v1/pipelines") as base:
+        job_id, messages = asyncio.run(follow_one_job(base, token))
+
+    assert_full_progress(messages)
+    assert all(m["job"]["id"] == job_id for m in messages)

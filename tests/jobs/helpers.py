@@ -1,0 +1,46 @@
+"""Small builders shared by platform tests: real files and real schema pages, no engine."""
+
+from __future__ import annotations
+
+from PIL import Image
+
+from jobs.page_images import encode_page
+from ocr_engine.schema import Line, Page, Region
+from tests.ocr_engine import samples
+
+
+def small_png() -> bytes:
+    """A short text page at 50 DPI: a valid upload in a few KB."""
+    return samples.encode(samples.text_page(dpi=50).image, "PNG")
+
+
+def three_page_pdf() -> bytes:
+    return samples.report_pdf(pages=3, dpi=40).data
+
+
+def schema_page(number: int, texts=("Hello world", "Second line"), confidence: float = 0.9) -> Page:
+    """A normalized page as the engine returns it: one region holding ``texts`` as lines."""
+    region = Region(id=f"p{number}-r1", type="text", label="text", order=1, bbox=[0, 0, 100, 40],
+                    polygon=[[0, 0], [100, 0], [100, 40], [0, 40]], confidence=0.95, text="\n".join(texts))
+    lines = [
+        Line(id=f"p{number}-l{i}", region_id=region.id, order=i, polygon=[[0, 20 * i], [100, 20 * i],
+             [100, 20 * i + 18], [0, 20 * i + 18]], bbox=[0, 20 * i, 100, 20 * i + 18], text=text,
+             confidence=confidence)
+        for i, text in enumerate(texts, start=1)
+    ]
+    return Page(page_number=number, width=100, height=40, scale=1.0, dpi=None, regions=[region], lines=lines,
+                text="\n".join(texts), markdown="\n".join(texts))
+
+
+def page_record(number: int, **kwargs):
+    from jobs.services import PageRecord
+
+    jpeg, thumbnail = encode_page(Image.new("RGB", (100, 40), "white"), thumbnail_size=16)
+    return PageRecord(page_number=number, page=schema_page(number, **kwargs), raw={"rec_texts": ["Hello"]},
+                      timings={"ocr": 0.5, "render": 0.1}, image_jpeg=jpeg, thumbnail=thumbnail)
+
+
+def failed_record(number: int):
+    from jobs.services import PageRecord
+
+    return PageRecord(page_number=number, error_code="recognition_failed", error_detail="boom")

@@ -1,0 +1,309 @@
+"""REST API v1 over real PostgreSQL, storage and the ORM broker (no OCR engine needed)."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django_q.models import OrmQ
+from rest_framework.test import APIClient
+
+from jobs import services
+from jobs.models import Document, Job, LineCorrection, PageResult
+from tests.jobs.helpers import failed_record, page_record, small_png, three_page_pdf
+from tests.ocr_engine import samples
+
+pytestmark = pytest.mark.django_db
+
+JOBS = "/api/v1/jobs"
+
+
+def upload(client, data: bytes, name: str = "scan.png", **options):
+    return client.post(JOBS, {"file": SimpleUploadedFile(name, data), **options}, format="multipart")
+
+
+def files_under(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
+
+
+def run_pages(job: Job, records) -> Job:
+    """Play a worker's part with real service calls: claim, record pages, finish."""
+    services.job_claim(job_id=job.pk, worker_id="test-worker")
+    for record in records:
+        services.job_record_page(job_id=job.pk, worker_id="test-worker", record=record)
+    return services.job_finish(job_id=job.pk, worker_id="test-worker")
+
+
+@pytest.fixture
+def file_server():
+    """A local HTTP server standing in for a remote site that hosts documents."""
+    routes: dict[str, tuple[int, bytes]] = {}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            status, body = routes.get(self.path, (404, b"not here"))
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", routes
+    server.shutdown()
+
+
+# --- submit -------------------------------------------------------------------
+
+def test_submit_upload_returns_202_with_location(api_client):
+    response = upload(api_client, small_png(), pipeline="ocr", lang="en")
+
+    assert response.status_code == 202, response.json()
+    body = response.json()
+    assert body["status"] == "queued" and body["reused"] is False
+    assert body["queue_position"] == 1 and body["progress"] == {"pages_done": 0, "pages_total": 1, "percent": 0.0}
+    assert response["Location"].endswith(f"/api/v1/jobs/{body['id']}")
+    assert body["document"]["name"] == "scan.png" and body["document"]["media_type"] == "image/png"
+    assert OrmQ.objects.count() == 1
+
+
+def test_resubmission_within_window_returns_the_same_job(api_client):
+    first = upload(api_client, small_png()).json()
+    again = upload(api_client, small_png())
+
+    assert again.status_code == 200
+    assert again.json()["id"] == first["id"] and again.json()["reused"] is True
+    assert Job.objects.count() == 1 and OrmQ.objects.count() == 1
+
+
+def test_submit_by_url(api_client, file_server):
+    base, routes = file_server
+    routes["/docs/report.pdf"] = (200, three_page_pdf())
+
+    response = api_client.post(JOBS, {"file_url": f"{base}/docs/report.pdf", "pages": "2-3"}, format="json")
+
+    assert response.status_code == 202, response.json()
+    assert response.json()["document"]["name"] == "report.pdf"
+    assert response.json()["page_numbers"] == [2, 3]
+
+
+BAD_UPLOADS = [
+    pytest.param(lambda: b"just some text\n", {}, 415, "unsupported_file_type", id="text"),
+    pytest.param(lambda: b"", {}, 422, "empty_document", id="empty"),
+    pytest.param(lambda: samples.truncated(small_png()), {}, 422, "corrupt_file", id="truncated"),
+    pytest.param(lambda: samples.encrypted_pdf(), {}, 422, "encrypted_document", id="encrypted"),
+    pytest.param(lambda: samples.zero_page_pdf(), {}, 422, "empty_document", id="zero-pages"),
+    pytest.param(lambda: samples.bomb_png(), {}, 413, "image_too_large", id="bomb"),
+    pytest.param(three_page_pdf, {"pages": "1-x"}, 400, "invalid_page_range", id="bad-range"),
+    pytest.param(three_page_pdf, {"pages": "2-9"}, 422, "page_out_of_range", id="out-of-range"),
+    pytest.param(small_png, {"lang": "klingon"}, 400, "unsupported_option", id="lang"),
+    pytest.param(small_png, {"pipeline": "magic"}, 400, "unsupported_option", id="pipeline"),
+    pytest.param(small_png, {"pipeline": "vl"}, 400, "gpu_required", id="vl-without-gpu"),
+]
+
+
+@pytest.mark.parametrize("make, options, status, code", BAD_UPLOADS)
+def test_bad_input_gets_status_and_code_and_stores_nothing(api_client, media_root, make, options, status, code):
+    response = upload(api_client, make(), **options)
+
+    assert response.status_code == status, response.json()
+    assert response.json()["code"] == code and response.json()["detail"]
+    assert not Document.objects.exists() and not Job.objects.exists() and not OrmQ.objects.exists()
+    assert files_under(media_root) == []
+
+
+def test_limits_from_settings(api_client, settings, media_root):
+    settings.OCR_MAX_UPLOAD_BYTES = 1000
+    too_big = upload(api_client, small_png() + b"\0" * 1000)
+    settings.OCR_MAX_UPLOAD_BYTES = 50 * 2**20
+    settings.OCR_MAX_PAGES = 2
+    too_many = upload(api_client, three_page_pdf(), name="report.pdf")
+
+    assert (too_big.status_code, too_big.json()["code"]) == (413, "file_too_large")
+    assert (too_many.status_code, too_many.json()["code"]) == (422, "too_many_pages")
+    assert not Job.objects.exists() and files_under(media_root) == []
+
+
+@pytest.mark.parametrize("payload, fields", [
+    ({}, "non_field_errors"),
+    ({"file_url": "not a url"}, "file_url"),
+])
+def test_form_errors_are_invalid_request_with_fields(api_client, payload, fields):
+    response = api_client.post(JOBS, payload, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid_request" and fields in response.json()["fields"]
+
+
+def test_file_and_file_url_together_are_refused(api_client):
+    response = upload(api_client, small_png(), file_url="http://example.org/a.pdf")
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_request")
+    assert "exactly one" in response.json()["detail"] and not Job.objects.exists()
+
+
+def test_private_urls_are_refused_unless_allowed(api_client, settings, file_server):
+    base, routes = file_server
+    routes["/a.png"] = (200, small_png())
+    settings.OCR_ALLOW_PRIVATE_URLS = False
+
+    fetched = api_client.post(JOBS, {"file_url": f"{base}/a.png"}, format="json")
+    metadata = api_client.post(JOBS, {"file_url": "http://169.254.169.254/latest/meta-data"}, format="json")
+    webhook = upload(api_client, small_png(), webhook_url="http://10.0.0.8/hook")
+
+    for response in (fetched, metadata, webhook):
+        assert (response.status_code, response.json()["code"]) == (400, "url_not_allowed")
+    assert not Job.objects.exists()
+
+
+def test_url_that_cannot_be_fetched(api_client, file_server):
+    base, _ = file_server
+    response = api_client.post(JOBS, {"file_url": f"{base}/missing.pdf"}, format="json")
+    assert (response.status_code, response.json()["code"]) == (422, "url_fetch_failed")
+    assert "404" in response.json()["detail"]
+
+
+def test_authentication_required():
+    response = APIClient().get(JOBS)
+    assert response.status_code == 401 and response.json()["code"] == "not_authenticated"
+
+
+# --- read ----------------------------------------------------------------------
+
+def test_two_users_cannot_see_or_touch_each_others_jobs(api_client, other_api_client, staff_user):
+    from tests.conftest import token_client
+
+    job_id = upload(api_client, small_png()).json()["id"]
+    job_url = f"{JOBS}/{job_id}"
+
+    assert other_api_client.get(JOBS).json()["count"] == 0
+    for method, suffix in [("get", ""), ("get", "/result"), ("get", "/result.json"), ("get", "/pages/1"),
+                           ("get", "/export.txt"), ("post", "/cancel"), ("post", "/retry"), ("delete", "")]:
+        response = getattr(other_api_client, method)(job_url + suffix)
+        assert response.status_code == 404, (method, suffix)
+        assert response.json()["code"] == "not_found"
+    assert Job.objects.get(pk=job_id).status == "queued"
+
+    assert token_client(staff_user).get(job_url).status_code == 200
+    assert api_client.get(f"{JOBS}/not-a-uuid").status_code == 404
+
+
+def test_list_filters_and_pagination(api_client, user):
+    ocr = upload(api_client, small_png(), pipeline="ocr").json()
+    structure = upload(api_client, three_page_pdf(), name="r.pdf").json()
+    services.job_cancel(job=Job.objects.get(pk=structure["id"]))
+
+    everything = api_client.get(JOBS).json()
+    assert everything["count"] == 2 and [j["id"] for j in everything["results"]] == [structure["id"], ocr["id"]]
+    assert [j["id"] for j in api_client.get(JOBS, {"status": "canceled"}).json()["results"]] == [structure["id"]]
+    assert [j["id"] for j in api_client.get(JOBS, {"pipeline": "ocr"}).json()["results"]] == [ocr["id"]]
+    assert api_client.get(JOBS, {"created_after": "2999-01-01T00:00:00Z"}).json()["count"] == 0
+    assert api_client.get(JOBS, {"created_before": "2999-01-01T00:00:00Z"}).json()["count"] == 2
+    bad = api_client.get(JOBS, {"status": "sleeping"})
+    assert bad.status_code == 400 and bad.json()["code"] == "invalid_request"
+
+
+def test_result_inline_or_links_by_size(api_client, settings):
+    job = Job.objects.get(pk=upload(api_client, three_page_pdf(), name="r.pdf").json()["id"])
+    run_pages(job, [page_record(1), page_record(2, texts=("Page two",)), page_record(3)])
+
+    inline = api_client.get(f"{JOBS}/{job.pk}/result").json()
+    assert inline["inline"] is True and inline["complete"] is True
+    assert [p["page_number"] for p in inline["result"]["pages"]] == [1, 2, 3]
+    assert inline["result"]["pages"][1]["lines"][0]["text"] == "Page two"
+    assert inline["result"]["source"]["filename"] == "r.pdf"
+
+    settings.OCR_INLINE_RESULT_MAX_BYTES = 500
+    linked = api_client.get(f"{JOBS}/{job.pk}/result").json()
+    assert linked["inline"] is False and "result" not in linked and linked["size_bytes"] > 500
+    assert [u.rsplit("/", 1)[-1] for u in linked["pages"]] == ["1", "2", "3"]
+    download = api_client.get(linked["download"])
+    assert download.status_code == 200 and download["Content-Type"] == "application/json"
+    assert download.json() == inline["result"]
+    page = api_client.get(linked["pages"][1]).json()
+    assert page["normalized"]["lines"][0]["text"] == "Page two" and page["raw"] == {"rec_texts": ["Hello"]}
+
+
+def test_page_images_and_exports_with_corrections(api_client):
+    job = Job.objects.get(pk=upload(api_client, small_png()).json()["id"])
+    run_pages(job, [page_record(1)])
+    page = PageResult.objects.get(job=job)
+    LineCorrection.objects.create(page=page, line_id="p1-l2", text="Corrected line", original_text="Second line")
+
+    detail = api_client.get(f"{JOBS}/{job.pk}/pages/1").json()
+    line = detail["normalized"]["lines"][1]
+    assert (line["text"], line["original_text"]) == ("Corrected line", "Second line")
+    image = api_client.get(detail["links"]["image"])
+    assert image.status_code == 200 and image["Content-Type"] == "image/jpeg"
+    assert b"".join(image.streaming_content)[:2] == b"\xff\xd8"
+
+    text = api_client.get(f"{JOBS}/{job.pk}/export.txt")
+    assert text.status_code == 200 and text["Content-Type"].startswith("text/plain")
+    assert "Corrected line" in text.content.decode() and "Second line" not in text.content.decode()
+    for fmt in ("md", "json", "hocr", "alto"):
+        assert api_client.get(f"{JOBS}/{job.pk}/export.{fmt}").status_code == 200, fmt
+    unknown = api_client.get(f"{JOBS}/{job.pk}/export.docx")
+    assert (unknown.status_code, unknown.json()["code"]) == (400, "unsupported_option")
+    assert api_client.get(f"{JOBS}/{job.pk}/pages/2").status_code == 404
+
+
+# --- actions ----------------------------------------------------------------
+
+def test_cancel_then_cancel_again_conflicts(api_client):
+    job_id = upload(api_client, small_png()).json()["id"]
+
+    canceled = api_client.post(f"{JOBS}/{job_id}/cancel")
+    again = api_client.post(f"{JOBS}/{job_id}/cancel")
+
+    assert canceled.status_code == 200 and canceled.json()["status"] == "canceled"
+    assert (again.status_code, again.json()["code"]) == (409, "invalid_state")
+
+
+def test_retry_requeues_only_failed_pages(api_client):
+    job = Job.objects.get(pk=upload(api_client, three_page_pdf(), name="r.pdf").json()["id"])
+    run_pages(job, [page_record(1), failed_record(2), page_record(3)])
+    detail = api_client.get(f"{JOBS}/{job.pk}").json()
+    assert detail["status"] == "failed" and detail["error"]["code"] == "pages_failed"
+
+    retried = api_client.post(f"{JOBS}/{job.pk}/retry")
+
+    assert retried.status_code == 202 and retried.json()["status"] == "queued"
+    assert retried.json()["progress"]["pages_done"] == 2
+    assert sorted(job.pages.values_list("page_number", flat=True)) == [1, 3]
+    assert api_client.post(f"{JOBS}/{job.pk}/retry").status_code == 409
+
+
+def test_delete_removes_job_and_files(api_client, media_root, django_capture_on_commit_callbacks):
+    job = Job.objects.get(pk=upload(api_client, small_png()).json()["id"])
+    run_pages(job, [page_record(1)])
+    assert len(files_under(media_root)) == 3
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api_client.delete(f"{JOBS}/{job.pk}")
+
+    assert response.status_code == 204
+    assert api_client.get(f"{JOBS}/{job.pk}").status_code == 404
+    assert files_under(media_root) == [] and not Document.objects.exists()
+
+
+# --- server info and docs -------------------------------------------------------
+
+def test_languages_pipelines_and_docs(api_client, settings):
+    languages = api_client.get("/api/v1/languages").json()
+    assert {"code": "en", "name": "English"} in languages["languages"]
+
+    pipelines = {p["name"]: p for p in api_client.get("/api/v1/pipelines").json()["pipelines"]}
+    assert pipelines["ocr"]["available"] and pipelines["ocr"]["cluster"] == "cpu"
+    assert pipelines["vl"]["available"] is False
+    settings.OCR_GPU_CLUSTER = True
+    assert api_client.get("/api/v1/pipelines").json()["pipelines"][2]["available"] is True
+
+    schema = api_client.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert schema.status_code == 200 and "/api/v1/jobs/{id}/cancel" in schema.json()["paths"]
+    docs = api_client.get("/api/v1/docs/")
+    assert docs.status_code == 200 and b"swagger" in docs.content.lower() and b"cdn" not in docs.content.lower()

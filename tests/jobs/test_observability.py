@@ -1,0 +1,176 @@
+"""/metrics, /healthz, /readyz and the KEDA query, against the real PostgreSQL, Redis and model pack."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from django.db import connection, connections
+from prometheus_client.parser import text_string_to_metric_families
+
+from jobs.models import Job, PageResult, WebhookDelivery
+from jobs.observability.keda import GPU_QUEUE_DEPTH_SQL
+from tests.jobs.factories import JobFactory, PageResultFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def scrape(client) -> dict[str, dict[frozenset, float]]:
+    """GET /metrics and parse it the way Prometheus does: {sample name: {labels: value}}."""
+    response = client.get("/metrics")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/plain; version=")  # Prometheus text format
+    samples: dict[str, dict[frozenset, float]] = {}
+    for family in text_string_to_metric_families(response.content.decode()):
+        for sample in family.samples:
+            samples.setdefault(sample.name, {})[frozenset(sample.labels.items())] = sample.value
+    return samples
+
+
+def value(samples, name: str, **labels) -> float:
+    return samples[name][frozenset(labels.items())]
+
+
+def timings(total: float) -> dict[str, float]:
+    """Stage timings as jobs.services.processing records them, adding up to ``total``."""
+    return {"render": 0.1 * total, "ocr": 0.7 * total, "normalize": 0.1 * total, "store_images": 0.1 * total}
+
+
+def test_metrics_report_queue_jobs_page_latency_failures_and_webhooks(client):
+    JobFactory.create_batch(2, cluster=Job.Cluster.GPU, pipeline=Job.Pipeline.VL)  # queued
+    JobFactory(cluster=Job.Cluster.CPU)  # queued
+    JobFactory(cluster=Job.Cluster.CPU, status=Job.Status.RUNNING, heartbeat_at=None)  # between two slices
+    JobFactory(cluster=Job.Cluster.CPU, status=Job.Status.RUNNING, worker_id="w:1",
+               heartbeat_at="2030-01-01T00:00:00Z")  # held by a worker: not waiting
+
+    cpu_job = JobFactory(status=Job.Status.SUCCEEDED, engine={"device": "cpu"})
+    PageResultFactory(job=cpu_job, page_number=1, timings=timings(1.5))
+    PageResultFactory(job=cpu_job, page_number=2, timings=timings(4.0))
+    gpu_job = JobFactory(pipeline=Job.Pipeline.STRUCTURE, cluster=Job.Cluster.GPU, status=Job.Status.FAILED,
+                         error_code="pages_failed", engine={"device": "gpu:0"})
+    PageResultFactory(job=gpu_job, page_number=1, timings=timings(12.0))
+    PageResultFactory(job=gpu_job, page_number=2, status=PageResult.Status.FAILED, error_code="recognition_failed")
+    for attempt, status in ((1, WebhookDelivery.Status.FAILED), (2, WebhookDelivery.Status.FAILED),
+                            (3, WebhookDelivery.Status.DELIVERED)):
+        WebhookDelivery.objects.create(job=gpu_job, event=WebhookDelivery.Event.JOB_FAILED, attempt=attempt,
+                                       url="https://hooks.example.com/ocr", status=status)
+
+    samples = scrape(client)
+
+    assert value(samples, "ocr_queue_depth", cluster="gpu") == 2
+    assert value(samples, "ocr_queue_depth", cluster="cpu") == 2
+    assert value(samples, "ocr_jobs", status="queued", pipeline="vl", cluster="gpu") == 2
+    assert value(samples, "ocr_jobs", status="running", pipeline="ocr", cluster="cpu") == 2
+    assert value(samples, "ocr_jobs", status="succeeded", pipeline="ocr", cluster="cpu") == 1
+    assert value(samples, "ocr_jobs", status="failed", pipeline="structure", cluster="gpu") == 1
+    assert value(samples, "ocr_jobs", status="canceled", pipeline="ocr", cluster="cpu") == 0
+
+    cpu = {"pipeline": "ocr", "device": "cpu"}
+    assert value(samples, "ocr_page_seconds_bucket", le="1.0", **cpu) == 0
+    assert value(samples, "ocr_page_seconds_bucket", le="2.0", **cpu) == 1
+    assert value(samples, "ocr_page_seconds_bucket", le="5.0", **cpu) == 2
+    assert value(samples, "ocr_page_seconds_bucket", le="+Inf", **cpu) == 2
+    assert value(samples, "ocr_page_seconds_count", **cpu) == 2
+    assert value(samples, "ocr_page_seconds_sum", **cpu) == pytest.approx(5.5)
+    gpu = {"pipeline": "structure", "device": "gpu:0"}
+    assert value(samples, "ocr_page_seconds_bucket", le="10.0", **gpu) == 0
+    assert value(samples, "ocr_page_seconds_bucket", le="20.0", **gpu) == 1
+    assert value(samples, "ocr_page_seconds_count", **gpu) == 1  # the failed page has no latency
+
+    assert value(samples, "ocr_pages_processed_total", pipeline="ocr", status="succeeded") == 2
+    assert value(samples, "ocr_pages_processed_total", pipeline="structure", status="succeeded") == 1
+    assert value(samples, "ocr_pages_processed_total", pipeline="structure", status="failed") == 1
+    assert value(samples, "ocr_failures", kind="job", code="pages_failed") == 1
+    assert value(samples, "ocr_failures", kind="page", code="recognition_failed") == 1
+    assert value(samples, "ocr_webhook_delivery_failures_total", event="job.failed") == 2
+    assert value(samples, "ocr_webhook_delivery_failures_total", event="job.succeeded") == 0
+    # No qcluster runs in this test; the status django-q2 shares through Redis says so.
+    assert value(samples, "ocr_workers") == 0
+
+
+def test_metrics_follow_the_database(client):
+    job = JobFactory()
+    assert value(scrape(client), "ocr_queue_depth", cluster="cpu") == 1
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.CANCELED)
+    samples = scrape(client)
+    assert value(samples, "ocr_queue_depth", cluster="cpu") == 0
+    assert value(samples, "ocr_jobs", status="canceled", pipeline="ocr", cluster="cpu") == 1
+
+
+def test_healthz_and_readyz_when_everything_is_up(client):
+    assert client.get("/healthz").json() == {"status": "ok"}
+    response = client.get("/readyz")
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert body["status"] == "ready"
+    assert set(body["checks"]) == {"database", "broker", "channel_layer", "models"}
+    assert body["checks"]["database"] == "postgresql"
+    assert body["checks"]["channel_layer"] == "RedisChannelLayer"
+    assert "verified" in body["checks"]["models"]
+
+
+def test_readyz_fails_with_a_damaged_model_pack(client, settings, tmp_path):
+    pack = tmp_path / "models"
+    pack.mkdir()
+    (pack / "manifest.json").write_text('{"format": 1, "models": {}}')
+    settings.OCR_MODELS_DIR = pack
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["code"] == "not_ready" and list(body["failed"]) == ["models"]
+    assert "PP-OCRv6_small_det: not in manifest.json" in body["failed"]["models"]
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_readyz_is_503_while_the_database_is_unreachable(client):
+    db = connections["default"]
+    saved = dict(db.settings_dict)
+    db.close()
+    db.settings_dict.update(HOST="127.0.0.1", PORT=str(closed_port()))
+    try:
+        assert client.get("/healthz").status_code == 200  # liveness does not depend on the database
+        response = client.get("/readyz")
+    finally:
+        db.close()
+        db.settings_dict.update(saved)
+    assert response.status_code == 503
+    body = response.json()
+    assert body["code"] == "not_ready"
+    # The ORM broker's queue is a table of the same database.
+    assert set(body["failed"]) == {"database", "broker"}
+    assert "OperationalError" in body["failed"]["database"]
+    assert set(body["passed"]) == {"channel_layer", "models"}
+    assert client.get("/readyz").status_code == 200  # and ready again once it is back
+
+
+def test_readyz_is_503_while_the_channel_layer_is_unreachable(client, settings):
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
+                                           "CONFIG": {"hosts": [f"redis://127.0.0.1:{closed_port()}/0"]}}}
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert list(response.json()["failed"]) == ["channel_layer"]
+    assert "onnect" in response.json()["failed"]["channel_layer"]  # ConnectionError / Connection refused
+
+
+def test_keda_query_counts_queued_and_running_gpu_jobs():
+    for status in (Job.Status.QUEUED, Job.Status.QUEUED, Job.Status.RUNNING, Job.Status.SUCCEEDED,
+                   Job.Status.FAILED, Job.Status.CANCELED):
+        JobFactory(cluster=Job.Cluster.GPU, pipeline=Job.Pipeline.VL, status=status)
+    JobFactory(cluster=Job.Cluster.CPU, status=Job.Status.QUEUED)
+    JobFactory(cluster=Job.Cluster.CPU, status=Job.Status.RUNNING)
+    with connection.cursor() as cursor:
+        cursor.execute(GPU_QUEUE_DEPTH_SQL)
+        assert cursor.fetchall() == [(3,)]
+
+
+def test_keda_query_is_zero_on_an_empty_queue():
+    JobFactory(cluster=Job.Cluster.GPU, status=Job.Status.SUCCEEDED)
+    with connection.cursor() as cursor:
+        cursor.execute(GPU_QUEUE_DEPTH_SQL)
+        assert cursor.fetchone()[0] == 0

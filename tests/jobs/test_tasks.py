@@ -1,0 +1,108 @@
+"""The worker task with the real engine and models: idempotent, resumable, time-boxed."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django_q.models import OrmQ
+
+from jobs import progress, services, tasks
+from jobs.models import Job, PageResult
+from tests.ocr_engine import samples
+
+pytestmark = [pytest.mark.django_db, pytest.mark.models]
+
+
+def text_png() -> bytes:
+    return samples.encode(samples.text_page(dpi=100).image, "PNG")
+
+
+class Listener:
+    """Joins a job's group on the real channel layer and collects what the worker publishes."""
+
+    def __init__(self, job_id):
+        self.layer = get_channel_layer()
+        self.channel = async_to_sync(self.layer.new_channel)()
+        async_to_sync(self.layer.group_add)(progress.job_group(job_id), self.channel)
+
+    def events(self) -> list[dict]:
+        async def drain():
+            out = []
+            while True:
+                try:
+                    out.append(await asyncio.wait_for(self.layer.receive(self.channel), 0.2))
+                except asyncio.TimeoutError:
+                    return out
+
+        return async_to_sync(drain)()
+
+
+def test_task_run_twice_makes_each_page_and_event_once(user, django_capture_on_commit_callbacks):
+    job, _ = services.job_create(owner=user, file=text_png(), filename="bridges.png", pipeline="ocr")
+    listener = Listener(job.pk)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        tasks.process_job(str(job.pk))
+    first = PageResult.objects.get(job=job)
+    with django_capture_on_commit_callbacks(execute=True):
+        tasks.process_job(str(job.pk))  # at-least-once delivery: the same task again
+
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED and job.pages_done == 1 and job.attempts == 1
+    page = PageResult.objects.get(job=job)
+    assert (page.pk, page.updated_at) == (first.pk, first.updated_at)
+    assert "bridges" in page.normalized["text"].lower()
+    region_ids = {r["id"] for r in page.normalized["regions"]}
+    assert page.line_count > 3 and all(line["region_id"] in region_ids for line in page.normalized["lines"])
+    assert page.image.open("rb").read(2) == b"\xff\xd8" and page.thumbnail
+    assert set(job.timings) >= {"render", "ocr"} and job.engine["pipeline"] == "ocr"
+
+    events = listener.events()
+    assert [e["event"] for e in events] == ["started", "page_done", "succeeded"]
+    assert events[1]["page_number"] == 1 and events[1]["line_count"] == page.line_count
+    assert events[-1]["job"]["status"] == "succeeded" and events[-1]["job"]["pages_done"] == 1
+
+
+def test_budget_spent_hands_over_page_by_page(user, settings, django_capture_on_commit_callbacks):
+    settings.OCR_TASK_BUDGET_SECONDS = 0  # every slice does one page, then queues its continuation
+    job, _ = services.job_create(owner=user, file=samples.report_pdf(pages=3, dpi=50).data, filename="r.pdf",
+                                 pipeline="ocr")
+    OrmQ.objects.all().delete()
+
+    tasks.process_job(str(job.pk))
+    job.refresh_from_db()
+    assert job.status == Job.Status.RUNNING and job.pages_done == 1 and job.heartbeat_at is None
+    assert [e.task_id() for e in OrmQ.objects.all()] == [job.queue_task_id]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        tasks.process_job(str(job.pk))
+        tasks.process_job(str(job.pk))
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED and job.pages_done == 3 and job.attempts == 1
+    assert list(job.pages.values_list("page_number", "status")) == [(n, "succeeded") for n in (1, 2, 3)]
+
+
+def test_deadline_fails_the_job_with_timeout(user, settings, django_capture_on_commit_callbacks):
+    settings.OCR_JOB_TIMEOUT_BASE_SECONDS = 0
+    settings.OCR_JOB_TIMEOUT_PER_PAGE_SECONDS = 0
+    job, _ = services.job_create(owner=user, file=text_png(), filename="late.png", pipeline="ocr")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        tasks.process_job(str(job.pk))
+
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and job.error_code == "timeout"
+    assert not job.pages.exists()
+
+
+def test_canceled_or_deleted_jobs_are_skipped(user):
+    job, _ = services.job_create(owner=user, file=text_png(), filename="x.png", pipeline="ocr")
+    services.job_cancel(job=job)
+    tasks.process_job(str(job.pk))
+    tasks.process_job("00000000-0000-0000-0000-000000000000")
+
+    job.refresh_from_db()
+    assert job.status == Job.Status.CANCELED and not job.pages.exists() and job.attempts == 0

@@ -1,0 +1,113 @@
+"""jobs/worker.py and the qcluster command around it: model check at start-up, drain on SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings as django_settings
+from django.core.management import CommandError, call_command
+
+from jobs import worker
+from jobs.models import Job
+from jobs.queue import waiting_task_ids
+from jobs.services import job_run
+from tests.jobs.factories import JobFactory
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def pack_copy(settings, tmp_path) -> Path:
+    """A copy of the real offline pack that a test may damage."""
+    pack = tmp_path / "models"
+    shutil.copytree(django_settings.OCR_MODELS_DIR, pack, ignore=shutil.ignore_patterns(".build*"))
+    settings.OCR_MODELS_DIR = pack
+    return pack
+
+
+def test_a_sound_pack_passes(pack_copy):
+    assert worker.model_problems("cpu") == []
+
+
+def test_a_damaged_model_file_is_reported(pack_copy):
+    weights = pack_copy / "PP-OCRv6_small_rec" / "inference.onnx"
+    weights.write_bytes(weights.read_bytes()[:-10])
+    assert worker.model_problems("cpu") == ["PP-OCRv6_small_rec/inference.onnx: checksum mismatch"]
+
+
+def test_the_gpu_cluster_needs_paddleocr_vl(pack_copy, settings):
+    settings.OCR_GPU_CLUSTER = True
+    assert worker.cluster_pipelines("gpu") == ["ocr", "structure", "vl"]
+    assert worker.cluster_pipelines("cpu") == []
+    [problem] = worker.model_problems("gpu")
+    assert "runs the vl pipeline" in problem and str(pack_copy / "PaddleOCR-VL") in problem
+    (pack_copy / "PaddleOCR-VL").mkdir()
+    assert worker.model_problems("gpu") == []
+
+
+def test_ocr_models_verify_and_list_report_the_same_pack(pack_copy, capsys):
+    call_command("ocr_models", "verify")
+    assert f"ok: the cpu workers' models (offline pack {pack_copy})" in capsys.readouterr().out
+    call_command("ocr_models", "list", "--json")
+    listed = json.loads(capsys.readouterr().out)
+    assert listed["pack"] == str(pack_copy)
+    assert {row["dir"]: row["status"] for row in listed["models"]}["PP-OCRv6_small_det"] == "ok"
+
+    (pack_copy / "PP-OCRv6_small_det" / "inference.onnx").unlink()
+    with pytest.raises(CommandError, match="PP-OCRv6_small_det/inference.onnx: missing"):
+        call_command("ocr_models", "verify")
+
+
+def test_official_models_are_looked_for_where_paddlex_downloads_them():
+    from paddlex.utils.cache import CACHE_DIR
+
+    assert worker.official_models_dir() == Path(CACHE_DIR) / "official_models"
+
+
+def test_qcluster_refuses_to_start_without_models(tmp_path):
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "ocrsite.settings.test",
+           "OCR_MODELS_DIR": str(tmp_path / "empty"), "PADDLE_PDX_CACHE_HOME": str(tmp_path / "paddlex")}
+    done = subprocess.run([sys.executable, "manage.py", "qcluster"], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1
+    assert "The cpu worker cannot start, its models are missing or damaged" in done.stderr
+    assert "python manage.py ocr_models install" in done.stderr
+
+
+@pytest.fixture
+def drain(monkeypatch):
+    """A fresh stop flag for this test; the process's own (none, outside qcluster) comes back after."""
+    monkeypatch.setattr(worker, "_stopping", None)
+    worker.install_drain()
+    yield
+    worker._stopping.clear()
+
+
+def test_a_signal_sets_the_flag_then_runs_the_previous_handler(drain):
+    received = []
+    previous = signal.signal(signal.SIGUSR1, lambda signum, frame: received.append(signum))
+    try:
+        worker.drain_on(signal.SIGUSR1)
+        assert not worker.stopping()
+        os.kill(os.getpid(), signal.SIGUSR1)
+        assert worker.stopping()
+        assert received == [signal.SIGUSR1]
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+
+
+@pytest.mark.django_db
+def test_a_stopping_worker_hands_a_new_task_back_unclaimed():
+    job = JobFactory()
+    job_run(job_id=job.pk, worker_id="host:1", budget_seconds=60, stopping=lambda: True)
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.worker_id) == (Job.Status.QUEUED, 0, "")
+    # A fresh queue entry replaces the one this worker took (acknowledged when the task returns).
+    assert job.queue_task_id in waiting_task_ids(job.cluster)

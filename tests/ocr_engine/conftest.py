@@ -1,0 +1,62 @@
+"""Sample documents as fixtures. Byte strings are immutable and shared per session;
+images are made per test, since a test may draw on or convert them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.ocr_engine import samples
+
+
+@pytest.fixture
+def report_page() -> samples.SamplePage:
+    return samples.report_page()
+
+
+@pytest.fixture
+def two_column_page() -> samples.SamplePage:
+    return samples.two_column_page()
+
+
+@pytest.fixture(scope="session")
+def report_pdf() -> samples.SampleDocument:
+    return samples.report_pdf(pages=3)
+
+
+@pytest.fixture(scope="session")
+def multipage_tiff() -> samples.SampleDocument:
+    return samples.multipage_tiff()
+
+
+@pytest.fixture(scope="session")
+def exif_rotated_jpeg() -> samples.SampleDocument:
+    return samples.exif_rotated_jpeg()
+
+
+@pytest.fixture(scope="session")
+def encrypted_pdf() -> bytes:
+    return samples.encrypted_pdf(password="s3cret")
+
+
+@pytest.fixture(scope="session")
+def zero_page_pdf() -> bytes:
+    return samples.zero_page_pdf()
+
+
+@pytest.fixture(scope="session")
+def bomb_png() -> bytes:
+    return samples.bomb_png()
+
+
+@pytest.fixture
+def write_file(tmp_path):
+    """``write_file(data, name)`` -> the path of a new file holding ``data``."""
+
+    def write(data: bytes, name: str) -> Path:
+        path = tmp_path / name
+        path.write_bytes(data)
+        return path
+
+    return write

@@ -1,0 +1,359 @@
+"""Sample documents for engine and platform tests, drawn with Pillow and DejaVu fonts.
+
+Plain functions, no pytest: platform tests import them too
+(``from tests.ocr_engine import samples``). Every page comes with the text drawn
+on it, line by line in reading order, and each line's pixel box, so tests can
+compute a character error rate (``cer``) and check geometry. Bad files (truncated,
+encrypted, bomb, zero pages) are built in memory in milliseconds.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+from dataclasses import dataclass, field
+from itertools import cycle, islice
+from pathlib import Path
+
+import pypdf
+from PIL import Image, ImageDraw, ImageFont
+
+FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")  # Debian package fonts-dejavu-core
+A4_INCHES = (8.27, 11.69)
+
+Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in pixels
+
+
+@dataclass
+class SamplePage:
+    image: Image.Image
+    lines: list[str]  # every drawn line in reading order; table cells one per line, row by row
+    boxes: list[Box]  # the pixel box of each line, same order
+    dpi: int
+    title: str | None = None
+    table: list[list[str]] | None = None  # rows of cell texts
+    columns: list[list[str]] | None = None  # lines of each column, left to right
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+@dataclass
+class SampleDocument:
+    data: bytes
+    media_type: str
+    pages: list[SamplePage] = field(default_factory=list)  # expected content, page 1 first
+
+
+class _Sheet:
+    """A white page measured in points (1/72 in) that records every line it draws."""
+
+    def __init__(self, width_in: float, height_in: float, dpi: int, background: int = 255):
+        self.dpi, self.k = dpi, dpi / 72.0
+        self.image = Image.new("RGB", (round(width_in * dpi), round(height_in * dpi)), (background,) * 3)
+        self.draw = ImageDraw.Draw(self.image)
+        self.lines: list[str] = []
+        self.boxes: list[Box] = []
+
+    def font(self, name: str, size_pt: float) -> ImageFont.FreeTypeFont:
+        # Basic layout: no "fi"/"fl" ligature glyphs, which a recogniser may read
+        # as one character, and the same pixels whether or not libraqm is installed.
+        return ImageFont.truetype(str(FONT_DIR / name), round(size_pt * self.k),
+                                  layout_engine=ImageFont.Layout.BASIC)
+
+    def line(self, x_pt: float, y_pt: float, text: str, font: ImageFont.FreeTypeFont) -> None:
+        xy = (round(x_pt * self.k), round(y_pt * self.k))
+        self.draw.text(xy, text, font=font, fill="black")
+        self.lines.append(text)
+        self.boxes.append(tuple(self.draw.textbbox(xy, text, font=font)))
+
+    def wrap(self, text: str, font: ImageFont.FreeTypeFont, width_pt: float) -> list[str]:
+        lines = [""]
+        for word in text.split():
+            candidate = f"{lines[-1]} {word}".strip()
+            if lines[-1] and font.getlength(candidate) > width_pt * self.k:
+                lines.append(word)
+            else:
+                lines[-1] = candidate
+        return lines
+
+    def paragraph(self, x_pt: float, y_pt: float, text: str, font: ImageFont.FreeTypeFont,
+                  width_pt: float, leading_pt: float) -> float:
+        """Draw ``text`` wrapped to ``width_pt``; return the y below its last line."""
+        for line in self.wrap(text, font, width_pt):
+            self.line(x_pt, y_pt, line, font)
+            y_pt += leading_pt
+        return y_pt
+
+    def page(self, **expected) -> SamplePage:
+        return SamplePage(self.image, self.lines, self.boxes, self.dpi, **expected)
+
+
+REPORT_TITLE = "Quarterly Report on Regional Sales"
+REPORT_PARAGRAPHS = (
+    "The first quarter showed steady growth across all regions. Revenue increased by twelve percent "
+    "compared with the same period last year, driven mainly by strong demand for the new product line "
+    "and improved distribution in the north.",
+    "Operating costs remained under control despite higher shipping prices. The team expects the second "
+    "quarter to continue this trend, although currency movements and supplier delays could reduce margins "
+    "in the southern markets.",
+)
+REPORT_TABLE = [
+    ["Region", "Revenue", "Growth"],
+    ["North", "1,250", "15%"],
+    ["South", "980", "8%"],
+    ["East", "1,100", "11%"],
+]
+
+
+def report_page(dpi: int = 150) -> SamplePage:
+    """A4: a title, two paragraphs and a ruled 4x3 table (the page of offline-models.md §5)."""
+    s = _Sheet(*A4_INCHES, dpi)
+    s.line(72, 72, REPORT_TITLE, s.font("DejaVuSans-Bold.ttf", 20))
+    body = s.font("DejaVuSerif.ttf", 11)
+    y = 120.0
+    for text in REPORT_PARAGRAPHS:
+        y = s.paragraph(72, y, text, body, width_pt=451, leading_pt=16) + 10
+    cell_font, cell_w, cell_h = s.font("DejaVuSans.ttf", 11), 130, 24
+    top = y + 20
+    for r, row in enumerate(REPORT_TABLE):
+        for c, cell in enumerate(row):
+            x0, y0 = 72 + c * cell_w, top + r * cell_h
+            box = [round(v * s.k) for v in (x0, y0, x0 + cell_w, y0 + cell_h)]
+            s.draw.rectangle(box, outline="black", width=max(1, round(s.k)))
+            s.line(x0 + 8, y0 + 6, cell, cell_font)
+    return s.page(title=REPORT_TITLE, table=[row[:] for row in REPORT_TABLE])
+
+
+TWO_COLUMN_TITLE = "Notes from the Orchard and the Valley"
+LEFT_COLUMN = (
+    "Apples ripen slowly in the cool autumn air of the orchard. Each apple tree is pruned in late "
+    "winter so that sunlight reaches the fruit on every branch.",
+    "The red apples are picked by hand and stored in wooden crates. Sweet apple juice is pressed "
+    "from the smallest apples that cannot be sold at the market.",
+)
+RIGHT_COLUMN = (
+    "Rivers carry melted snow from the mountains down to the sea. A wide river moves slowly and "
+    "leaves fine sand along its banks after every spring flood.",
+    "Fishermen follow the river to the deep pools below the old bridge. The river water is cold "
+    "and clear until the heavy rains of early summer arrive.",
+)
+
+
+def two_column_page(dpi: int = 150) -> SamplePage:
+    """A title over two columns; every left sentence is about apples, every right one about rivers."""
+    s = _Sheet(*A4_INCHES, dpi)
+    s.line(72, 72, TWO_COLUMN_TITLE, s.font("DejaVuSans-Bold.ttf", 18))
+    body, columns = s.font("DejaVuSerif.ttf", 11), []
+    for x, paragraphs in ((72, LEFT_COLUMN), (315, RIGHT_COLUMN)):
+        first = len(s.lines)
+        y = 120.0
+        for text in paragraphs:
+            y = s.paragraph(x, y, text, body, width_pt=208, leading_pt=16) + 12
+        columns.append(s.lines[first:])
+    return s.page(title=TWO_COLUMN_TITLE, columns=columns)
+
+
+def text_page(title: str = "A Short Note on Bridges", paragraphs: tuple[str, ...] | None = None,
+              dpi: int = 150, size_in: tuple[float, float] = A4_INCHES) -> SamplePage:
+    """A plain page of text: a title and wrapped paragraphs."""
+    paragraphs = paragraphs or (
+        "Stone bridges were built to last for centuries. Their arches carry the weight of the road down "
+        "into the ground on both banks of the river.",
+        "Modern bridges use steel cables and concrete towers. Engineers check them every year for cracks, "
+        "rust and movement caused by wind and traffic.",
+    )
+    s = _Sheet(*size_in, dpi)
+    s.line(72, 72, title, s.font("DejaVuSans-Bold.ttf", 18))
+    y = 120.0
+    for text in paragraphs:
+        y = s.paragraph(72, y, text, s.font("DejaVuSerif.ttf", 11), width_pt=size_in[0] * 72 - 144,
+                        leading_pt=16) + 10
+    return s.page(title=title)
+
+
+LANGUAGE_LINES = {
+    "de": ("Größenänderung der Bilder ist jetzt möglich.", "Die Prüfung der Übersetzung dauert bis März.",
+           "Äpfel und Birnen liegen auf dem großen Tisch."),
+    "fr": ("La façade de l'école a été rénovée cet été.", "Le garçon a déjà mangé une crème brûlée.",
+           "Noël approche et la forêt est très froide."),
+    "es": ("El niño pequeño comió una piña en el jardín.", "La canción de la señora fue muy bonita.",
+           "¿Dónde está la estación de autobuses?"),
+    "nl": ("Eén van de twee ideeën werd snel gekozen.", "De reünie vond plaats in een café in België.",
+           "Hij zei dat het geen probleem was, zeker één keer."),
+}
+
+
+def language_page(lang: str, dpi: int = 150) -> SamplePage:
+    """A page of sentences with the diacritics of ``lang`` (``de``, ``fr``, ``es`` or ``nl``), one per line."""
+    s = _Sheet(*A4_INCHES, dpi)
+    font = s.font("DejaVuSans.ttf", 14)
+    for i, text in enumerate(LANGUAGE_LINES[lang]):
+        s.line(72, 90 + i * 28, text, font)
+    return s.page()
+
+
+def dense_page(dpi: int = 200, font_pt: float = 7) -> SamplePage:
+    """A4 filled edge to edge with small text: many lines for batching and speed checks."""
+    s = _Sheet(*A4_INCHES, dpi)
+    font, leading, width = s.font("DejaVuSans.ttf", font_pt), font_pt * 1.4, A4_INCHES[0] * 72 - 108
+    wrapped = (line for text in cycle(LEFT_COLUMN + RIGHT_COLUMN + REPORT_PARAGRAPHS)
+               for line in s.wrap(text, font, width))
+    y = 54.0
+    while y + leading < A4_INCHES[1] * 72 - 54:
+        s.line(54, y, next(wrapped), font)
+        y += leading
+    return s.page()
+
+
+LARGE_SCAN_UPPER = (
+    "Inspection record for the north warehouse, section A, carried out on the third of April.",
+    "All fire doors on the ground floor were tested and closed without delay or unusual noise.",
+    "Two ceiling lights near the loading bay need new tubes before the night shift next week.",
+    "The emergency exit signs are clearly visible at night and their batteries were replaced.",
+    "Shelving units in aisle three were anchored to the wall with the brackets ordered in May.",
+    "The forklift charging area is clean, well ventilated and marked with yellow floor paint.",
+    "Pallets stacked beside the north gate were moved so that the fire lane is free at all times.",
+    "Staff confirmed that the new safety gloves fit well and are stored next to the packing desk.",
+)
+LARGE_SCAN_LOWER = (
+    "Findings for the south office on the second floor, inspected on the same afternoon.",
+    "The printer room window does not lock properly and should be repaired by the landlord.",
+    "Cables under the reception desk should be covered to prevent visitors from tripping.",
+    "First aid kits were restocked on the fifth of May and the expiry dates were written down.",
+    "Heating in the meeting room works in every zone, but the thermostat display is faint.",
+    "The kitchen sink drains slowly; a plumber has been asked to visit before the end of June.",
+    "Visitor badges are kept in a locked drawer, and the sign-in book was replaced this month.",
+    "Next inspection is planned for the end of September, with the same checklist as today.",
+)
+
+
+def large_scan() -> SamplePage:
+    """A 4000x2864 px, 300-DPI scan with lines of 11 pt text in its upper and its lower half.
+
+    The regression page: at PaddleOCR's default detector sizing every line of
+    the upper half was lost.
+    """
+    s = _Sheet(4000 / 300, 2864 / 300, 300, background=246)  # scanner paper is rarely pure white
+    font = s.font("DejaVuSans.ttf", 11)
+    for top_pt, lines in ((36, LARGE_SCAN_UPPER), (380, LARGE_SCAN_LOWER)):
+        for i, text in enumerate(lines):
+            s.line(54, top_pt + i * 36, text, font)
+    assert s.image.size == (4000, 2864)
+    return s.page()
+
+
+def encode(image: Image.Image, fmt: str, dpi: int | None = None, **params) -> bytes:
+    """``image`` saved as ``fmt`` ("PNG", "JPEG", "TIFF", "BMP", "WEBP", "PDF"...)."""
+    if dpi and fmt == "PDF":
+        params["resolution"] = dpi
+    elif dpi:
+        params["dpi"] = (dpi, dpi)
+    buf = io.BytesIO()
+    image.save(buf, fmt, **params)
+    return buf.getvalue()
+
+
+def pdf_from_images(images: list[Image.Image], dpi: int = 150) -> bytes:
+    """A PDF with one image per page, each page sized so the image is ``dpi`` dots per inch.
+
+    JPEG quality 95 keeps compression noise out of the recognition figures.
+    """
+    buf = io.BytesIO()
+    images[0].save(buf, "PDF", save_all=True, append_images=images[1:], resolution=dpi, quality=95)
+    return buf.getvalue()
+
+
+def report_pdf(pages: int = 3, dpi: int = 150) -> SampleDocument:
+    """Page 1 the report with its table, page 2 the two-column page, page 3 a text page, then again.
+
+    Repeats reuse the same three images, so a long PDF costs three pages of memory to make.
+    """
+    distinct = [report_page(dpi), two_column_page(dpi), text_page(dpi=dpi)]
+    chosen = list(islice(cycle(distinct), pages))
+    return SampleDocument(pdf_from_images([p.image for p in chosen], dpi), "application/pdf", chosen)
+
+
+def multipage_tiff(dpi: int = 100) -> SampleDocument:
+    """Three TIFF pages of different sizes and modes: RGB A4, 1-bit A5, grayscale letter."""
+    pages = [
+        text_page("Page one of three", dpi=dpi),
+        text_page("Page two of three", dpi=dpi, size_in=(5.83, 8.27)),
+        text_page("Page three of three", dpi=dpi, size_in=(8.5, 11.0)),
+    ]
+    frames = [pages[0].image, pages[1].image.convert("1"), pages[2].image.convert("L")]
+    data = encode(frames[0], "TIFF", dpi=dpi, save_all=True, append_images=frames[1:], compression="tiff_deflate")
+    return SampleDocument(data, "image/tiff", pages)
+
+
+def exif_rotated_jpeg(orientation: int = 6, dpi: int = 100) -> SampleDocument:
+    """A portrait page stored on its side with EXIF Orientation 6 or 8, as phones save photos.
+
+    ``pages[0]`` is the upright page a viewer shows after applying the orientation.
+    """
+    upright = text_page("Rotated Photo of a Letter", dpi=dpi)
+    # The inverse of what exif_transpose applies for this orientation.
+    stored = upright.image.transpose({6: Image.Transpose.ROTATE_90, 8: Image.Transpose.ROTATE_270}[orientation])
+    exif = Image.Exif()
+    exif[0x0112] = orientation  # Orientation
+    return SampleDocument(encode(stored, "JPEG", dpi=dpi, quality=92, exif=exif.tobytes()), "image/jpeg", [upright])
+
+
+def truncated(data: bytes, keep: float = 0.5) -> bytes:
+    """The first ``keep`` share of ``data``, like an interrupted upload."""
+    return data[: max(1, int(len(data) * keep))]
+
+
+def encrypted_pdf(password: str = "s3cret", data: bytes | None = None) -> bytes:
+    """``data`` (default: a one-page report PDF) encrypted with AES-256 and a user password."""
+    writer = pypdf.PdfWriter(clone_from=io.BytesIO(data or report_pdf(1).data))
+    writer.encrypt(user_password=password, algorithm="AES-256")
+    buf = io.BytesIO()
+    writer.write(buf)
+    return buf.getvalue()
+
+
+def zero_page_pdf() -> bytes:
+    """A well-formed PDF whose page tree is empty."""
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def bomb_png(width: int = 30_000, height: int = 30_000) -> bytes:
+    """A valid 1-bit PNG of ``width`` x ``height`` (900 MP by default) in about 100 KB.
+
+    Built chunk by chunk from compressed zero rows, so making it needs neither
+    the pixels nor much time.
+    """
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    row = b"\x00" * (1 + (width + 7) // 8)  # filter byte + packed bits
+    compressor = zlib.compressobj(9)
+    idat = b"".join(compressor.compress(row) for _ in range(height)) + compressor.flush()
+    header = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)  # 1-bit grayscale
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+
+
+def cer(reference: str, hypothesis: str) -> float:
+    """Character error rate: edit distance / reference length, whitespace runs counted as one space."""
+    ref, hyp = " ".join(reference.split()), " ".join(hypothesis.split())
+    if not ref:
+        return float(bool(hyp))
+    previous = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, 1):
+        current = [i]
+        for j, h in enumerate(hyp, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (r != h)))
+        previous = current
+    return previous[-1] / len(ref)

@@ -1,0 +1,157 @@
+"""The engine on real models: recognised text, region types, tables, reading order, schema."""
+
+from __future__ import annotations
+
+import pytest
+
+from ocr_engine.config import EngineConfig
+from ocr_engine.engine import Engine, assemble_document
+from ocr_engine.inputs import open_document
+from ocr_engine.schema import to_dict
+from ocr_engine.validation import validate_page, validate_result
+from tests.ocr_engine import samples
+
+pytestmark = pytest.mark.models
+MAX_CER = 0.02
+
+
+@pytest.fixture(scope="module")
+def models_dir():
+    import os
+    from pathlib import Path
+    return Path(os.environ.get("OCR_MODELS_DIR", Path(__file__).resolve().parents[2] / "models"))
+
+
+@pytest.fixture(scope="module")
+def structure_engine(models_dir):
+    return Engine(EngineConfig(pipeline="structure", models_dir=models_dir))
+
+
+@pytest.fixture(scope="module")
+def ocr_engine(models_dir):
+    return Engine(EngineConfig(pipeline="ocr", models_dir=models_dir))
+
+
+@pytest.fixture(params=["ocr", "structure"])
+def engine(request):
+    return request.getfixturevalue(f"{request.param}_engine")
+
+
+def read(engine: Engine, sample: samples.SamplePage):
+    return engine.process_page(sample.image, page_number=1, scale=sample.dpi / 72, dpi=sample.dpi).page
+
+
+def line_text(page) -> str:
+    return "\n".join(line.text for line in page.lines)
+
+
+def assert_lines_mapped(page):
+    region_ids = {r.id for r in page.regions}
+    assert page.lines, "no lines recognised"
+    assert all(line.region_id in region_ids for line in page.lines)
+    assert [line.order for line in page.lines] == list(range(1, len(page.lines) + 1))
+    assert [r.order for r in page.regions] == list(range(1, len(page.regions) + 1))
+
+
+def test_report_page_structure_finds_title_text_and_table(structure_engine):
+    sample = samples.report_page(dpi=144)
+    page = read(structure_engine, sample)
+
+    validate_page(to_dict(page))
+    assert_lines_mapped(page)
+    assert samples.cer(sample.text, line_text(page)) <= MAX_CER
+    by_type = {}
+    for region in page.regions:
+        by_type.setdefault(region.type, []).append(region)
+    assert {"title", "text", "table"} <= set(by_type)
+    assert samples.cer(samples.REPORT_TITLE, by_type["title"][0].text) <= MAX_CER
+    assert by_type["title"][0].order < by_type["table"][0].order
+
+    (table,) = page.tables
+    assert table.region_id == by_type["table"][0].id
+    assert (table.n_rows, table.n_cols) == (4, 3)
+    grid = [[c.text for c in table.cells if c.row == r] for r in range(table.n_rows)]
+    assert grid == samples.REPORT_TABLE
+    assert all(c.bbox is not None for c in table.cells)
+    assert "<table" in table.html and "Revenue" in table.html
+
+
+def test_table_lines_read_row_by_row(structure_engine):
+    sample = samples.report_page(dpi=144)
+    page = read(structure_engine, sample)
+    table_region = next(r for r in page.regions if r.type == "table")
+    cells_read = [line.text for line in page.lines if line.region_id == table_region.id]
+    assert cells_read == [cell for row in samples.REPORT_TABLE for cell in row]
+
+
+def test_ocr_pipeline_has_the_same_shape(ocr_engine):
+    sample = samples.report_page(dpi=144)
+    page = read(ocr_engine, sample)
+    validate_page(to_dict(page))
+    assert_lines_mapped(page)
+    assert samples.cer(sample.text, line_text(page)) <= MAX_CER
+    assert all(r.type in ("text", "page_number") and r.source == "ocr" for r in page.regions)
+    # Paragraph grouping: the title and each paragraph are separate regions.
+    assert any(r.text == samples.REPORT_TITLE for r in page.regions)
+    # Words come back with boxes inside their line.
+    line = page.lines[1]
+    assert line.words and " ".join(w.text for w in line.words) == line.text
+    assert all(line.bbox[0] - 2 <= w.bbox[0] and w.bbox[2] <= line.bbox[2] + 2 for w in line.words)
+
+
+def test_two_columns_read_column_by_column(engine):
+    sample = samples.two_column_page(dpi=144)
+    page = read(engine, sample)
+    assert_lines_mapped(page)
+    left, right = sample.columns
+    expected = "\n".join([sample.title, *left, *right])
+    assert samples.cer(expected, line_text(page)) <= MAX_CER
+    assert page.text.index("apple") < page.text.index("river")
+
+
+def test_large_scan_is_read_in_full(ocr_engine):
+    sample = samples.large_scan()
+    page = read(ocr_engine, sample)
+    assert samples.cer(sample.text, line_text(page)) <= MAX_CER
+    middle = sample.image.height / 2
+    assert any(line.bbox[3] < middle for line in page.lines)
+    assert any(line.bbox[1] > middle for line in page.lines)
+
+
+@pytest.mark.parametrize("lang", ["de", "fr", "es", "nl"])
+def test_languages_with_diacritics(models_dir, ocr_engine, lang):
+    sample = samples.language_page(lang, dpi=144)
+    # PP-OCRv6 small is multilingual: one model set serves every offline language.
+    assert EngineConfig(pipeline="ocr", lang=lang, models_dir=models_dir).lang == lang
+    page = read(ocr_engine, sample)
+    assert samples.cer(sample.text, line_text(page)) <= MAX_CER
+
+
+def test_multipage_tiff_and_exif_rotation(ocr_engine):
+    tiff = samples.multipage_tiff()
+    with open_document(tiff.data) as doc:
+        pages = [out.page for out in ocr_engine.process_document(doc)]
+    assert len(pages) == len(tiff.pages) >= 2
+    for page, expected in zip(pages, tiff.pages):
+        assert samples.cer(expected.text, line_text(page)) <= MAX_CER
+
+    jpeg = samples.exif_rotated_jpeg()
+    with open_document(jpeg.data) as doc:
+        (out,) = list(ocr_engine.process_document(doc))
+    assert samples.cer(jpeg.pages[0].text, line_text(out.page)) <= MAX_CER
+
+
+def test_pdf_document_result_is_valid_and_complete(structure_engine):
+    pdf = samples.report_pdf(pages=2)
+    with open_document(pdf.data, filename="report.pdf") as doc:
+        outputs = list(structure_engine.process_document(doc, doc.select_pages("1-2")))
+        source = {"filename": doc.filename, "media_type": doc.media_type, "sha256": doc.sha256,
+                  "page_count": doc.page_count}
+    result = assemble_document(pages=[o.page for o in outputs], engine=structure_engine.info, source=source)
+    validate_result(to_dict(result))
+    assert [p.page_number for p in result.pages] == [1, 2]
+    assert result.pages[0].width == pytest.approx(8.27 * 72 * 2, abs=2)
+    assert result.text.count("\f") == 1
+    assert samples.REPORT_TITLE in result.markdown
+    assert all(o.raw.get("parsing_res_list") is not None for o in outputs)
+    assert result.engine.models["layout_detection"] == "PicoDet_layout_1x"
