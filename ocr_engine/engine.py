@@ -69,21 +69,13 @@ class Engine:
             started = time.perf_counter()
             image = document.render(number, scale=self.config.scale)
             rendered = time.perf_counter() - started
-            out = self.process_page(image, page_number=number, scale=document.page_scale(number),
-                                    dpi=page_dpi(document, number, image))
+            out = self.process_page(image, page_number=number, scale=document.page_scale(number, self.config.scale),
+                                    dpi=document.page_dpi(number, self.config.scale))
             out.timings["render"] = round(rendered, 4)
             image.close()
             if on_page is not None:
                 on_page(out)
             yield out
-
-
-def page_dpi(document, number: int, image: Image.Image) -> float | None:
-    """Resolution of a page image: 72 x scale for PDF pages, the file's own for images."""
-    if document.kind == "pdf":
-        return round(72 * document.page_scale(number), 2)
-    dpi = image.info.get("dpi")
-    return round(float(dpi[0]), 2) if dpi and dpi[0] else None
 
 
 def assemble_document(*, pages: list[Page], engine: EngineInfo, source: dict[str, Any] | None = None) -> DocumentResult:

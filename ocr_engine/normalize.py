@@ -78,7 +78,7 @@ def _words(texts: Sequence[str], boxes: Sequence[Any], score: float) -> list[Wor
         if not str(text).strip():
             continue
         flat = box_from_polygon(box) if len(box) and hasattr(box[0], "__len__") else list(box)
-        words.append(Word(text=str(text), bbox=rounded(flat), confidence=score))
+        words.append(Word(text=str(text).strip(), bbox=rounded(flat), confidence=round(score, 4)))
     return words or None
 
 
@@ -120,14 +120,59 @@ def group_paragraphs(lines: Sequence[RawLine]) -> list[list[int]]:
     return groups
 
 
+def find_table_rows(lines: Sequence[RawLine]) -> list[list[list[int]]]:
+    """Runs of table-like rows: each row holds two or more short, side-by-side lines.
+
+    Without a layout model, stacked cells ("Region", "North", "South") would
+    otherwise be grouped into a column-shaped paragraph and read column by column.
+    Prose columns are not mistaken for tables because their lines are long.
+    """
+    rows: list[list[int]] = []
+    for i in sorted(range(len(lines)), key=lambda i: (lines[i].bbox[1] + lines[i].bbox[3]) / 2):
+        b = lines[i].bbox
+        if rows:
+            last = lines[rows[-1][-1]].bbox
+            h = min(b[3] - b[1], last[3] - last[1])
+            if h > 0 and overlap_1d(b[1], b[3], last[1], last[3]) > 0.5 * h:
+                rows[-1].append(i)
+                continue
+        rows.append([i])
+
+    def cellular(row: list[int]) -> bool:
+        words = sorted(len(lines[i].text.split()) for i in row)
+        return len(row) >= 2 and words[len(words) // 2] <= 3
+
+    runs: list[list[list[int]]] = []
+    for row in rows:
+        h = median(lines[i].bbox[3] - lines[i].bbox[1] for i in row)
+        if cellular(row):
+            prev = runs[-1][-1] if runs else None
+            if prev and abs(len(prev) - len(row)) <= 1 and (
+                    min(lines[i].bbox[1] for i in row) - max(lines[i].bbox[3] for i in prev)) < 2.5 * h:
+                runs[-1].append(row)
+                continue
+            runs.append([row])
+    return [run for run in runs if len(run) >= 2]
+
+
 def normalize_ocr(raw: dict[str, Any], *, page_number: int, width: int, height: int, scale: float, dpi: float | None,
                   fix: Callable[[str], str] = str) -> Page:
     """``ocr`` pipeline: paragraphs grouped from lines become the regions."""
     lines = ocr_lines(raw, fix)
     page = Page(page_number=page_number, width=width, height=height, scale=scale, dpi=dpi)
-    blocks = [_Block("text", "text", union_box(lines[i].bbox for i in g), None, "ocr", g) for g in group_paragraphs(lines)]
+    table_specs, in_tables = [], set()
+    for rows in find_table_rows(lines):
+        members = [i for row in rows for i in row]
+        block = _Block("table", "table", union_box(lines[i].bbox for i in members), None, "ocr", members)
+        table_specs.append((tables.grid_from_rows([[lines[i].bbox for i in row] for row in rows],
+                                                  [[lines[i].text for i in row] for row in rows]), block))
+        in_tables.update(members)
+    rest = [i for i in range(len(lines)) if i not in in_tables]
+    blocks = [spec[1] for spec in table_specs] + [
+        _Block("text", "text", union_box(lines[rest[j]].bbox for j in g), None, "ocr", [rest[j] for j in g])
+        for g in group_paragraphs([lines[i] for i in rest])]
     _fix_types(blocks, lines, height)
-    _finish(page, blocks, lines, table_specs=[], fix=fix)
+    _finish(page, blocks, lines, table_specs=table_specs, fix=fix)
     return page
 
 
@@ -243,7 +288,8 @@ def _finish(page: Page, blocks: list[_Block], lines: list[RawLine], *, table_spe
     for n, (table_res, blk) in enumerate(table_specs, 1):
         if blk is None:
             continue
-        grid = tables.from_paddle(table_res, table_id=f"p{p}-t{n}", region_id=block_ids[id(blk)], fix=fix)
+        grid = (tables.from_paddle(table_res, table_id=f"p{p}-t{n}", region_id=block_ids[id(blk)], fix=fix)
+                if isinstance(table_res, dict) else table_res.with_ids(f"p{p}-t{n}", block_ids[id(blk)]))
         page.tables.append(grid)
         table_grids[id(blk)] = grid
     line_no = 0

@@ -23,12 +23,29 @@ def xy_cut_order(boxes: Sequence[Box], *, min_col_gap: float = 8.0, min_row_gap:
 def _cut(idx: list[int], boxes: Sequence[Box], min_col_gap: float, min_row_gap: float) -> list[int]:
     if len(idx) <= 1:
         return idx
-    for axis, min_gap in ((0, min_col_gap), (1, min_row_gap)):
-        groups = _split(idx, boxes, axis, min_gap)
-        if len(groups) > 1:
-            return [i for group in groups for i in _cut(group, boxes, min_col_gap, min_row_gap)]
+    groups = _split(idx, boxes, 0, min_col_gap)
+    if len(groups) == 1:
+        groups = _bands(idx, boxes, min_col_gap, min_row_gap)
+    if len(groups) > 1:
+        return [i for group in groups for i in _cut(group, boxes, min_col_gap, min_row_gap)]
     # No clean cut: overlapping blocks. Fall back to top-to-bottom, left-to-right.
     return sorted(idx, key=lambda i: (boxes[i][1], boxes[i][0]))
+
+
+def _bands(idx: list[int], boxes: Sequence[Box], min_col_gap: float, min_row_gap: float) -> list[list[int]]:
+    """Horizontal bands, with neighbouring bands merged while they still share a column gap.
+
+    Cutting at every horizontal gap would slice a two-column body into rows
+    wherever the columns' paragraph gaps line up; only a block that crosses the
+    column gap (a title, a full-width figure) should end a run of columns.
+    """
+    merged: list[list[int]] = []
+    for band in _split(idx, boxes, 1, min_row_gap):
+        if merged and len(_split(merged[-1] + band, boxes, 0, min_col_gap)) > 1:
+            merged[-1] = merged[-1] + band
+        else:
+            merged.append(band)
+    return merged
 
 
 def _split(idx: list[int], boxes: Sequence[Box], axis: int, min_gap: float) -> list[list[int]]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from html import escape
 from html.parser import HTMLParser
 from typing import Any
 
@@ -107,3 +109,42 @@ def region_text(table: Table) -> str:
     for cell in table.cells:
         rows.setdefault(cell.row, []).append(cell)
     return "\n".join("\t".join(c.text for c in sorted(cells, key=lambda c: c.col)) for _, cells in sorted(rows.items()))
+
+
+@dataclass
+class RowGrid:
+    """A table found from aligned rows (``ocr`` pipeline): cells, no ids yet."""
+
+    cells: list[TableCell]
+    n_rows: int
+    n_cols: int
+
+    def with_ids(self, table_id: str, region_id: str) -> Table:
+        return Table(id=table_id, region_id=region_id, html=to_html(self.cells), n_rows=self.n_rows,
+                     n_cols=self.n_cols, cells=self.cells)
+
+
+def grid_from_rows(row_boxes: list[list[Box]], row_texts: list[list[str]]) -> RowGrid:
+    """Columns from the widest row's cell centres; every other cell joins the nearest column."""
+    widest = max(range(len(row_boxes)), key=lambda r: len(row_boxes[r]))
+    anchors = sorted((b[0] + b[2]) / 2 for b in row_boxes[widest])
+    cells = []
+    for r, (boxes, texts) in enumerate(zip(row_boxes, row_texts)):
+        taken: set[int] = set()
+        for box, text in sorted(zip(boxes, texts), key=lambda bt: bt[0][0]):
+            centre = (box[0] + box[2]) / 2
+            col = min((c for c in range(len(anchors)) if c not in taken),
+                      key=lambda c: abs(anchors[c] - centre), default=len(anchors))
+            taken.add(col)
+            cells.append(TableCell(row=r, col=col, row_span=1, col_span=1, bbox=rounded(box), text=text))
+    n_cols = max(len(anchors), max((c.col + 1 for c in cells), default=0))
+    return RowGrid(sorted(cells, key=lambda c: (c.row, c.col)), len(row_boxes), n_cols)
+
+
+def to_html(cells: list[TableCell]) -> str:
+    rows: dict[int, list[TableCell]] = {}
+    for cell in cells:
+        rows.setdefault(cell.row, []).append(cell)
+    body = "".join("<tr>" + "".join(f"<td>{escape(c.text)}</td>" for c in sorted(row, key=lambda c: c.col)) + "</tr>"
+                   for _, row in sorted(rows.items()))
+    return f"<table>{body}</table>"

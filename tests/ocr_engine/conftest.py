@@ -3,6 +3,7 @@ images are made per test, since a test may draw on or convert them."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,9 @@ def write_file(tmp_path):
         return path
 
     return write
+
+
+@pytest.fixture(scope="session")
+def models_dir() -> Path:
+    """The offline model pack that `make test` builds (OCR_MODELS_DIR, else <repo>/models)."""
+    return Path(os.environ.get("OCR_MODELS_DIR", Path(__file__).resolve().parents[2] / "models"))

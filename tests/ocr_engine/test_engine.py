@@ -16,13 +16,6 @@ MAX_CER = 0.02
 
 
 @pytest.fixture(scope="module")
-def models_dir():
-    import os
-    from pathlib import Path
-    return Path(os.environ.get("OCR_MODELS_DIR", Path(__file__).resolve().parents[2] / "models"))
-
-
-@pytest.fixture(scope="module")
 def structure_engine(models_dir):
     return Engine(EngineConfig(pipeline="structure", models_dir=models_dir))
 
@@ -90,12 +83,16 @@ def test_ocr_pipeline_has_the_same_shape(ocr_engine):
     validate_page(to_dict(page))
     assert_lines_mapped(page)
     assert samples.cer(sample.text, line_text(page)) <= MAX_CER
-    assert all(r.type in ("text", "page_number") and r.source == "ocr" for r in page.regions)
+    assert all(r.source == "ocr" for r in page.regions)
+    # Without a layout model the table is found from its aligned rows, read row by row.
+    (table,) = page.tables
+    assert [[c.text for c in table.cells if c.row == r] for r in range(table.n_rows)] == samples.REPORT_TABLE
     # Paragraph grouping: the title and each paragraph are separate regions.
     assert any(r.text == samples.REPORT_TITLE for r in page.regions)
     # Words come back with boxes inside their line.
     line = page.lines[1]
-    assert line.words and " ".join(w.text for w in line.words) == line.text
+    # PaddleOCR splits punctuation into words of its own, so compare without spaces.
+    assert line.words and "".join(w.text for w in line.words) == line.text.replace(" ", "")
     assert all(line.bbox[0] - 2 <= w.bbox[0] and w.bbox[2] <= line.bbox[2] + 2 for w in line.words)
 
 
