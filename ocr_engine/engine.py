@@ -80,11 +80,9 @@ class Engine:
 
 def assemble_document(*, pages: list[Page], engine: EngineInfo, source: dict[str, Any] | None = None) -> DocumentResult:
     """Join page results into the document result (full text and Markdown in reading order)."""
+    from .exports.markdown import document_markdown
+    from .exports.text import document_text
+
     ordered = sorted(pages, key=lambda p: p.page_number)
-    return DocumentResult(
-        engine=engine,
-        pages=ordered,
-        text="\f".join(p.text for p in ordered),
-        markdown="\n\n".join(f"<!-- page {p.page_number} -->\n\n{p.markdown}".rstrip() for p in ordered),
-        source=dict(source or {}),
-    )
+    return DocumentResult(engine=engine, pages=ordered, text=document_text(ordered),
+                          markdown=document_markdown(ordered), source=dict(source or {}))

@@ -120,6 +120,50 @@ def group_paragraphs(lines: Sequence[RawLine]) -> list[list[int]]:
     return groups
 
 
+_BULLET = re.compile(r"^\s*([•·▪◦●○■□–—*-]|\(?[0-9a-z]{1,3}[.)])\s")
+
+
+def split_paragraphs(block: "_Block", lines: Sequence[RawLine]) -> list["_Block"]:
+    """Split a layout text block into paragraphs where the line geometry says so.
+
+    Small layout models often return one box for a whole column of prose, lists
+    and code; one region per paragraph keeps Markdown, review and exports
+    readable. A new paragraph starts after a vertical gap, at a bullet, after a
+    short last line, or at a first-line indent.
+    """
+    if block.type not in ("text", "list", "reference") or len(block.members) < 3:
+        return [block]
+    order = [block.members[k] for k in line_order([lines[i].bbox for i in block.members])]
+    left = min(lines[i].bbox[0] for i in order)
+    right = max(lines[i].bbox[2] for i in order)
+    pieces: list[list[int]] = [[order[0]]]
+    for prev, cur in zip(order, order[1:]):
+        p, c = lines[prev].bbox, lines[cur].bbox
+        h = max(1.0, min(p[3] - p[1], c[3] - c[1]))
+        if overlap_1d(p[1], p[3], c[1], c[3]) > 0.5 * h:  # same row: never a paragraph break
+            pieces[-1].append(cur)
+            continue
+        bullet = _BULLET.match(lines[cur].text) is not None
+        gap = c[1] - p[3] > 0.8 * h
+        if _BULLET.match(lines[pieces[-1][0]].text):  # inside a list: items and their indented continuations
+            breaks = gap or not (bullet or c[0] > left + 0.5 * h)
+        else:
+            breaks = (
+                gap or bullet
+                or (p[2] < right - 4 * h and c[2] > p[2])  # the previous line ended short
+                or (c[0] > left + 1.2 * h and abs(p[0] - left) < 0.5 * h)  # first-line indent
+            )
+        if breaks:
+            pieces.append([cur])
+        else:
+            pieces[-1].append(cur)
+    if len(pieces) == 1:
+        return [block]
+    return [_Block("list" if _BULLET.match(lines[piece[0]].text) else block.type, block.label,
+                   union_box(lines[i].bbox for i in piece), block.confidence, block.source, piece)
+            for piece in pieces]
+
+
 def find_table_rows(lines: Sequence[RawLine]) -> list[list[list[int]]]:
     """Runs of table-like rows: each row holds two or more short, side-by-side lines.
 
@@ -203,6 +247,7 @@ def normalize_structure(raw: dict[str, Any], *, page_number: int, width: int, he
     for group in group_paragraphs([lines[i] for i in orphans]):
         members = [orphans[j] for j in group]
         blocks.append(_Block("text", "text", union_box(lines[i].bbox for i in members), None, "ocr", members))
+    blocks = [piece for blk in blocks for piece in split_paragraphs(blk, lines)]
     # Text-like layout boxes that caught no line are false detections, not content.
     blocks = [b for b in blocks if b.members or b.type in ("figure", "table", "formula")]
     _fix_types(blocks, lines, height)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.e2e.test_api_e2e import database_url
+from tests.e2e.workers import database_url, qcluster  # noqa: F401 - qcluster is a fixture for every e2e test
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"

@@ -17,7 +17,6 @@ from jobs.page_images import encode_page
 from ocr_engine.normalize import refresh_texts
 from ocr_engine.schema import Line, Page, Region, Table, TableCell
 from tests.e2e.conftest import browser_page, screenshot
-from tests.e2e.test_api_e2e import qcluster  # noqa: F401 - the platform's fixture, shared not copied
 from tests.ocr_engine import samples
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

@@ -24,7 +24,6 @@ import requests
 from rest_framework.authtoken.models import Token
 
 from tests.e2e.conftest import REPO, background, daphne
-from tests.e2e.test_api_e2e import qcluster  # noqa: F401 - the platform's fixture, shared not copied
 from tests.jobs.helpers import small_png
 
 pytestmark = [pytest.mark.e2e, pytest.mark.models]

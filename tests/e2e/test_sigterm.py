@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from jobs.models import Job, PageResult
 from jobs.queue import waiting_task_ids
-from tests.e2e.test_api_e2e import qcluster, submit, succeeded, wait_for  # noqa: F401 - the platform's fixture
+from tests.e2e.workers import submit, succeeded, wait_for
 from tests.ocr_engine import samples
 
 pytestmark = [pytest.mark.e2e, pytest.mark.models, pytest.mark.django_db(transaction=True)]

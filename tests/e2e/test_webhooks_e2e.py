@@ -14,7 +14,6 @@ import pytest
 
 from jobs import services
 from jobs.models import Job, UserSettings, WebhookDelivery
-from tests.e2e.test_api_e2e import qcluster  # noqa: F401 - the platform's fixture, shared not copied
 from tests.jobs.factories import JobFactory, PageResultFactory
 from tests.jobs.webhook_receiver import HANG, Receiver
 

@@ -152,3 +152,12 @@ def test_pdf_document_result_is_valid_and_complete(structure_engine):
     assert samples.REPORT_TITLE in result.markdown
     assert all(o.raw.get("parsing_res_list") is not None for o in outputs)
     assert result.engine.models["layout_detection"] == "PicoDet_layout_1x"
+
+
+def test_offline_languages_are_paddleocrs_pp_ocrv6_languages():
+    from paddleocr._pipelines.ocr import _PPOCRV6_LANGS
+
+    from ocr_engine.config import OFFLINE_LANGUAGES
+
+    aliases = {"french", "german"}  # PaddleOCR's spelled-out duplicates of fr / de
+    assert set(OFFLINE_LANGUAGES) == set(_PPOCRV6_LANGS) - aliases
