@@ -44,7 +44,7 @@ def peak_rss_mib() -> float:
 
 
 def bench_pages(dpi: int):
-    pages = [samples.report_page(dpi=dpi)[0], samples.two_column_page(dpi=dpi)[0], samples.text_page(dpi=dpi)[0]]
+    pages = [samples.report_page(dpi=dpi).image, samples.two_column_page(dpi=dpi).image, samples.text_page(dpi=dpi).image]
     return [p.convert("RGB") for p in pages]
 
 
@@ -74,9 +74,9 @@ def run(pipeline: str, dpi: int, models_dir: Path | None, rounds: int) -> dict:
 def flat_memory(n_pages: int, models_dir: Path | None) -> None:
     from ocr_engine.inputs import open_document
 
-    pdf = samples.pdf_from_images([samples.text_page(dpi=72)[0]] * n_pages)
-    engine = Engine(EngineConfig(pipeline="ocr", models_dir=models_dir, scale=1.5))
-    print(f"\n{n_pages}-page PDF, ocr pipeline, scale 1.5: RSS (MiB) by page")
+    pdf = samples.pdf_from_images([samples.text_page(dpi=100).image] * n_pages, dpi=100)
+    engine = Engine(EngineConfig(pipeline="ocr", models_dir=models_dir, scale=1.0))
+    print(f"\n{n_pages}-page PDF, ocr pipeline, scale 1.0: RSS (MiB) by page")
     started = time.perf_counter()
     with open_document(pdf) as doc:
         for out in engine.process_document(doc):

@@ -8,7 +8,7 @@ from html import escape
 from html.parser import HTMLParser
 from typing import Any
 
-from .geometry import Box, intersection, area, rounded
+from .geometry import Box, rounded
 from .schema import Table, TableCell
 
 
@@ -85,20 +85,24 @@ def _strip_wrapper(html: str) -> str:
     return html.replace("<html>", "").replace("</html>", "").replace("<body>", "").replace("</body>", "").strip()
 
 
+def cell_at(bbox: Box, cells: Sequence[TableCell]) -> int | None:
+    """Index of the first cell whose box holds the centre of ``bbox`` (cells without boxes hold nothing).
+
+    The first match wins, so overlapping cell boxes never claim a line twice.
+    """
+    x, y = (bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2
+    return next((i for i, c in enumerate(cells) if c.bbox and c.bbox[0] <= x <= c.bbox[2] and c.bbox[1] <= y <= c.bbox[3]),
+                None)
+
+
 def order_lines_by_cells(line_boxes: Sequence[Box], table: Table) -> list[int]:
     """Table lines row by row, cell by cell; lines in no cell follow by position."""
     def key(i: int):
         box = line_boxes[i]
-        best, best_share = None, 0.0
-        for cell in table.cells:
-            if cell.bbox is None:
-                continue
-            share = intersection(box, cell.bbox) / max(area(box), 1.0)
-            if share > best_share:
-                best, best_share = cell, share
-        if best is None or best_share < 0.3:
+        index = cell_at(box, table.cells)
+        if index is None:
             return (1, 0, 0, box[1], box[0])
-        return (0, best.row, best.col, box[1], box[0])
+        return (0, table.cells[index].row, table.cells[index].col, box[1], box[0])
 
     return sorted(range(len(line_boxes)), key=key)
 

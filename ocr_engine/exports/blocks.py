@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ..schema import BBox, Line, Page, Region, Table, Word
+from ..schema import Line, Page, Region, Table, Word
+from ..tables import cell_at
 
 
 @dataclass(frozen=True)
@@ -54,13 +55,8 @@ def assign_to_cells(table: Table, lines: list[Line]) -> tuple[list[list[Line]], 
     per_cell: list[list[Line]] = [[] for _ in table.cells]
     leftover = []
     for line in lines:
-        x, y = _centre(line.bbox)
-        for index, cell in enumerate(table.cells):
-            if cell.bbox and cell.bbox[0] <= x <= cell.bbox[2] and cell.bbox[1] <= y <= cell.bbox[3]:
-                per_cell[index].append(line)
-                break
-        else:
-            leftover.append(line)
+        index = cell_at(line.bbox, table.cells)
+        (leftover if index is None else per_cell[index]).append(line)
     return per_cell, leftover
 
 
@@ -76,7 +72,3 @@ def cell_texts(table: Table, lines: list[Line]) -> list[str]:
         " ".join(ln.text for ln in inside) if any(ln.original_text is not None for ln in inside) else cell.text
         for cell, inside in zip(table.cells, per_cell)
     ]
-
-
-def _centre(bbox: BBox) -> tuple[float, float]:
-    return (bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2
