@@ -79,6 +79,10 @@ def model_names(config: EngineConfig) -> dict[str, str]:
 def build(config: EngineConfig):
     """Construct the PaddleOCR pipeline object for ``config`` (slow: loads models)."""
     _quiet_paddlex()
+    # OpenMP (used by paddle, OpenCV and numpy's BLAS) reads its thread count once,
+    # when the library loads: set it before PaddleOCR imports them, or every worker
+    # process starts a pool as large as the machine and they fight over the cores.
+    os.environ.setdefault("OMP_NUM_THREADS", str(config.cpu_threads))
     if config.uses_gpu:
         _require_gpu(config)
     common = _common_args(config)

@@ -16,8 +16,8 @@ How to run (a web server and exactly one worker cluster, nothing else busy)::
 
     make run                                    # or: .venv/bin/daphne ocrsite.asgi:application -p 8000
                                                 #  +  .venv/bin/python manage.py qcluster
-    .venv/bin/python bench/platform.py --url http://127.0.0.1:8000 --token <API token>
-    .venv/bin/python bench/platform.py ... --pipeline structure --pages 6 --dpi 150
+    .venv/bin/python bench/system.py --url http://127.0.0.1:8000 --token <API token>
+    .venv/bin/python bench/system.py ... --pipeline structure --pages 6 --dpi 150
 
 The bare loop uses the same EngineConfig as a worker (``--threads`` must match
 the worker's OCR_CPU_THREADS, default 2), and runs after the system measurement,
@@ -30,9 +30,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# Run as a script, this file's folder comes first on sys.path and this module
-# would shadow the standard library's `platform` for everything imported later.
-sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+sys.path.insert(0, str(ROOT))
 
 import argparse  # noqa: E402
 import io  # noqa: E402
