@@ -212,9 +212,10 @@ def normalize_ocr(raw: dict[str, Any], *, page_number: int, width: int, height: 
                                                   [[lines[i].text for i in row] for row in rows]), block))
         in_tables.update(members)
     rest = [i for i in range(len(lines)) if i not in in_tables]
-    blocks = [spec[1] for spec in table_specs] + [
-        _Block("text", "text", union_box(lines[rest[j]].bbox for j in g), None, "ocr", [rest[j] for j in g])
-        for g in group_paragraphs([lines[i] for i in rest])]
+    paragraphs = [_Block("text", "text", union_box(lines[rest[j]].bbox for j in g), None, "ocr", [rest[j] for j in g])
+                  for g in group_paragraphs([lines[i] for i in rest])]
+    blocks = [spec[1] for spec in table_specs] + [p for blk in paragraphs for p in split_paragraphs(blk, lines)]
+    _mark_titles(blocks, lines)
     _fix_types(blocks, lines, height)
     _finish(page, blocks, lines, table_specs=table_specs, fix=fix)
     return page
@@ -279,6 +280,19 @@ def _fix_types(blocks: list["_Block"], lines: list[RawLine], page_height: int) -
             mean_height = sum(lines[i].bbox[3] - lines[i].bbox[1] for i in blk.members) / len(blk.members)
             if mean_height <= 1.1 * body_height and (text.endswith((":", ".", ";", ",")) or len(text.split()) > 12):
                 blk.type = "text"
+
+
+def _mark_titles(blocks: list["_Block"], lines: list[RawLine]) -> None:
+    """Without a layout model, a short block set clearly larger than body text is a title."""
+    heights = sorted(ln.bbox[3] - ln.bbox[1] for ln in lines) or [0.0]
+    body_height = heights[len(heights) // 2]
+    for blk in blocks:
+        if blk.type != "text" or len(blk.members) > 2:
+            continue
+        mean_height = sum(lines[i].bbox[3] - lines[i].bbox[1] for i in blk.members) / len(blk.members)
+        words = sum(len(lines[i].text.split()) for i in blk.members)
+        if mean_height >= 1.3 * body_height and words <= 15:
+            blk.type, blk.label = "title", "title"
 
 
 @dataclass

@@ -357,3 +357,62 @@ def cer(reference: str, hypothesis: str) -> float:
             current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (r != h)))
         previous = current
     return previous[-1] / len(ref)
+
+
+def paper_pdf(seed: int = 1) -> bytes:
+    """A typeset two-column paper (Times, justified, headings, page numbers), made with reportlab.
+
+    Unlike the Pillow pages, its columns start at different heights and its
+    paragraphs do not line up across columns; the PDF's own text layer, written
+    column by column, is the ground truth for reading order.
+    """
+    import random
+
+    from reportlab.lib.enums import TA_CENTER, TA_JUSTIFY
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import ParagraphStyle
+    from reportlab.platypus import BaseDocTemplate, Frame, FrameBreak, NextPageTemplate, PageTemplate, Paragraph
+
+    rng = random.Random(seed)
+    words = ("the model layout page document reading order column text recognition table region line detector "
+             "scan language results method evaluation accuracy error rate benchmark dataset training images "
+             "characters structure paragraph figure").split()
+    body = ParagraphStyle("body", fontName="Times-Roman", fontSize=10, leading=12, alignment=TA_JUSTIFY, spaceAfter=6)
+    heading = ParagraphStyle("heading", fontName="Times-Bold", fontSize=12, leading=14, spaceBefore=8, spaceAfter=6)
+    width, height = A4
+    column = (width - 144 - 18) / 2
+
+    def number(canvas, doc):
+        canvas.setFont("Times-Roman", 9)
+        canvas.drawCentredString(width / 2, 30, str(doc.page))
+
+    out = io.BytesIO()
+    doc = BaseDocTemplate(out, pagesize=A4)
+    doc.addPageTemplates([
+        PageTemplate("first", [Frame(72, height - 160, width - 144, 90), Frame(72, 60, column, height - 230),
+                               Frame(90 + column, 60, column, height - 230)], onPage=number),
+        PageTemplate("rest", [Frame(72, 60, column, height - 130), Frame(90 + column, 60, column, height - 130)],
+                     onPage=number),
+    ])
+    story = [Paragraph("Reading Order in Two-Column Documents",
+                       ParagraphStyle("title", fontName="Times-Bold", fontSize=17, leading=20, alignment=TA_CENTER)),
+             Paragraph("A. Author and B. Writer", ParagraphStyle("by", parent=body, alignment=TA_CENTER)),
+             NextPageTemplate("rest"), FrameBreak()]
+    for section in ("1 Introduction", "2 Related Work", "3 Method", "4 Experiments", "5 Conclusion"):
+        story.append(Paragraph(section, heading))
+        for _ in range(3):
+            sentences = (" ".join(rng.choice(words) for _ in range(rng.randint(8, 16))).capitalize() + "."
+                         for _ in range(4))
+            story.append(Paragraph(" ".join(sentences), body))
+    doc.build(story)
+    return out.getvalue()
+
+
+def scanned(image: Image.Image, angle: float = 0.8, noise: float = 12.0, seed: int = 0) -> Image.Image:
+    """The page as a mediocre scan: grey, slightly rotated, blurred and noisy."""
+    import numpy as np
+    from PIL import ImageFilter
+
+    grey = image.convert("L").rotate(angle, fillcolor=255, resample=Image.BICUBIC).filter(ImageFilter.GaussianBlur(0.8))
+    pixels = np.asarray(grey, dtype=float) + np.random.default_rng(seed).normal(0, noise, (grey.height, grey.width))
+    return Image.fromarray(pixels.clip(0, 255).astype("uint8")).convert("RGB")
