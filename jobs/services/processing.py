@@ -84,7 +84,7 @@ def job_run(*, job_id, worker_id: str, budget_seconds: float, stopping=lambda: F
 
     done = set(job.pages.values_list("page_number", flat=True))
     todo = [n for n in job.page_numbers if n not in done]
-    with job.document.file.open("rb") as fh, open_document(fh.read(), limits=upload_limits()) as doc:
+    with _opened(job.document) as doc:
         for index, number in enumerate(todo):
             if job.deadline_at and timezone.now() > job.deadline_at:
                 job_fail(job_id=job_id, worker_id=worker_id, code="timeout",
@@ -313,3 +313,13 @@ def _timing_totals(pages: list[PageResult]) -> dict[str, float]:
 def _delete_storage_files(names: list[str]) -> None:
     for name in names:
         default_storage.delete(name)
+
+
+def _opened(document):
+    """Open the stored file for the engine: by path where storage is local, so pdfium
+    reads pages from disk as needed instead of holding the whole file in memory."""
+    try:
+        return open_document(document.file.path, limits=upload_limits())
+    except NotImplementedError:  # remote storage has no path
+        with document.file.open("rb") as fh:
+            return open_document(fh.read(), limits=upload_limits())
