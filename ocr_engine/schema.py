@@ -116,9 +116,8 @@ class DocumentResult:
 
 
 def to_dict(obj) -> dict[str, Any]:
-    """Plain JSON-ready dict of any schema dataclass (None words are dropped)."""
-    data = asdict(obj)
-    return data
+    """Plain JSON-ready dict of any schema dataclass (optional fields stay, as null)."""
+    return asdict(obj)
 
 
 def page_from_dict(data: dict[str, Any]) -> Page:
