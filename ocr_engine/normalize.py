@@ -19,7 +19,7 @@ from typing import Any
 from . import tables
 from .geometry import area, box_from_polygon, intersection, overlap_1d, polygon_from_box, rounded, union_box
 from .reading_order import line_order, xy_cut_order
-from .schema import Line, Page, Region, Word
+from .schema import Line, Page, Region, Table, Word
 
 # PP-DocLayout / CDLA class names -> our closed set of region types.
 LABEL_TYPES = {
@@ -208,8 +208,9 @@ def normalize_ocr(raw: dict[str, Any], *, page_number: int, width: int, height: 
     for rows in find_table_rows(lines):
         members = [i for row in rows for i in row]
         block = _Block("table", "table", union_box(lines[i].bbox for i in members), None, "ocr", members)
-        table_specs.append((tables.grid_from_rows([[lines[i].bbox for i in row] for row in rows],
-                                                  [[lines[i].text for i in row] for row in rows]), block))
+        grid = tables.grid_from_rows([[lines[i].bbox for i in row] for row in rows],
+                                     [[lines[i].text for i in row] for row in rows])
+        table_specs.append((grid.with_ids, block))
         in_tables.update(members)
     rest = [i for i in range(len(lines)) if i not in in_tables]
     paragraphs = [_Block("text", "text", union_box(lines[rest[j]].bbox for j in g), None, "ocr", [rest[j] for j in g])
@@ -217,7 +218,7 @@ def normalize_ocr(raw: dict[str, Any], *, page_number: int, width: int, height: 
     blocks = [spec[1] for spec in table_specs] + [p for blk in paragraphs for p in split_paragraphs(blk, lines)]
     _mark_titles(blocks, lines)
     _fix_types(blocks, lines, height)
-    _finish(page, blocks, lines, table_specs=table_specs, fix=fix)
+    _finish(page, blocks, lines, table_specs=table_specs)
     return page
 
 
@@ -252,8 +253,9 @@ def normalize_structure(raw: dict[str, Any], *, page_number: int, width: int, he
     # Text-like layout boxes that caught no line are false detections, not content.
     blocks = [b for b in blocks if b.members or b.type in ("figure", "table", "formula")]
     _fix_types(blocks, lines, height)
-    table_specs = [(t, _table_block(t, blocks)) for t in raw.get("table_res_list") or []]
-    _finish(page, blocks, lines, table_specs=table_specs, fix=fix)
+    table_specs = [(lambda tid, rid, t=t: tables.from_paddle(t, table_id=tid, region_id=rid, fix=fix),
+                    _table_block(t, blocks)) for t in raw.get("table_res_list") or []]
+    _finish(page, blocks, lines, table_specs=table_specs)
     return page
 
 
@@ -330,8 +332,10 @@ def _table_block(table_res: dict[str, Any], blocks: list[_Block]) -> _Block | No
     return max(candidates, key=lambda b: intersection(span, b.bbox))
 
 
-def _finish(page: Page, blocks: list[_Block], lines: list[RawLine], *, table_specs, fix: Callable[[str], str]) -> None:
-    """Order blocks and lines, assign ids, build tables and texts."""
+def _finish(page: Page, blocks: list[_Block], lines: list[RawLine], *,
+            table_specs: list[tuple[Callable[[str, str], Table], _Block | None]]) -> None:
+    """Order blocks and lines, assign ids, build tables (each spec: a builder taking
+    the table id and region id, and the block it belongs to) and texts."""
     # A page number in the top margin is read with the running header, one at the bottom last.
     top = [b for b in blocks if b.type in _FIRST_TYPES or (b.type == "page_number" and b.bbox[3] < page.height / 2)]
     last = sorted((b for b in blocks if b.type in _LAST_TYPES and b not in top),
@@ -348,11 +352,10 @@ def _finish(page: Page, blocks: list[_Block], lines: list[RawLine], *, table_spe
     p = page.page_number
     block_ids = {id(b): f"p{p}-r{n}" for n, b in enumerate(ordered, 1)}
     table_grids = {}
-    for n, (table_res, blk) in enumerate(table_specs, 1):
+    for n, (build_table, blk) in enumerate(table_specs, 1):
         if blk is None:
             continue
-        grid = (tables.from_paddle(table_res, table_id=f"p{p}-t{n}", region_id=block_ids[id(blk)], fix=fix)
-                if isinstance(table_res, dict) else table_res.with_ids(f"p{p}-t{n}", block_ids[id(blk)]))
+        grid = build_table(f"p{p}-t{n}", block_ids[id(blk)])
         page.tables.append(grid)
         table_grids[id(blk)] = grid
     line_no = 0
