@@ -39,11 +39,12 @@ system-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core >/dev/null; fi
 
 # The product on the embedded defaults (SQLite under var/, SQLite channel layer,
-# ORM broker) unless DATABASE_URL / REDIS_URL are set. A secret key is generated
-# once into var/ so sessions survive restarts.
+# ORM broker) unless DATABASE_URL / REDIS_URL are set. The settings generate a
+# secret key once into var/ (every manage.py command finds it too). Loopback
+# only unless HOST says otherwise.
+HOST ?= 127.0.0.1
 run: venv models
-	@mkdir -p var && [ -s var/secret_key ] || $(PY) -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret_key
-	@export SECRET_KEY="$${SECRET_KEY:-$$(cat var/secret_key)}" ALLOWED_HOSTS="$${ALLOWED_HOSTS:-localhost,127.0.0.1,[::1]}"; \
+	@export ALLOWED_HOSTS="$${ALLOWED_HOSTS:-localhost,127.0.0.1,[::1]}"; \
 	set -e; \
 	$(PY) manage.py migrate --noinput -v 0; \
 	$(PY) manage.py collectstatic --noinput -v 0; \
@@ -51,7 +52,7 @@ run: venv models
 	echo "Open http://127.0.0.1:$(PORT)/  (Ctrl-C stops web and worker)"; \
 	trap 'kill 0' EXIT INT TERM; \
 	$(PY) manage.py qcluster & \
-	$(VENV)/bin/daphne -b 0.0.0.0 -p $(PORT) ocrsite.asgi:application
+	$(PY) -m ocrsite.server -b $(HOST) -p $(PORT) ocrsite.asgi:application
 
 test: venv models system-deps
 	$(PY) -m pytest

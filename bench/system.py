@@ -174,9 +174,7 @@ def throughput(api: Api, args) -> None:
     with open_document(document.data) as doc:
         t1 = time.perf_counter()
         for number in range(1, doc.page_count + 1):
-            image = doc.render(number, engine.config.scale)
-            engine.process_page(image, page_number=number, scale=doc.page_scale(number, engine.config.scale),
-                                dpi=doc.page_dpi(number, engine.config.scale))
+            engine.process_page(doc, number).image.close()
         bare_seconds = time.perf_counter() - t1
     bare_ppm = args.pages / bare_seconds * 60
     print(f"throughput, {args.pages} pages, pipeline {args.pipeline}: system {system_ppm:.1f} pages/min "

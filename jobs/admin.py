@@ -79,17 +79,21 @@ class JobAdmin(ReadOnlyAdmin):
                 self.message_user(request, f"{job.id}: {exc.message}", messages.WARNING)
         self.message_user(request, f"{verb} {done} job(s).")
 
-    @admin.action(description="Retry failed pages of the selected failed jobs")
+    @admin.action(description="Retry failed pages of the selected failed jobs", permissions=["act"])
     def retry_jobs(self, request, queryset):
         self._run(request, queryset, services.job_retry, "Retried")
 
-    @admin.action(description="Cancel the selected queued/running jobs")
+    @admin.action(description="Cancel the selected queued/running jobs", permissions=["act"])
     def cancel_jobs(self, request, queryset):
         self._run(request, queryset, services.job_cancel, "Canceled")
 
-    @admin.action(description="Queue the selected queued/running jobs again (stuck jobs)")
+    @admin.action(description="Queue the selected queued/running jobs again (stuck jobs)", permissions=["act"])
     def requeue_jobs(self, request, queryset):
         self._run(request, queryset, services.job_requeue, "Requeued")
+
+    def has_act_permission(self, request) -> bool:
+        """The service actions change jobs: Django's ``change_job``, though the admin form stays read-only."""
+        return request.user.has_perm("jobs.change_job")
 
     def delete_model(self, request, obj):
         services.job_delete(job=obj)
@@ -139,8 +143,8 @@ class LineCorrectionAdmin(ReadOnlyAdmin):
 
 @admin.register(UserSettings)
 class UserSettingsAdmin(admin.ModelAdmin):
-    list_display = ("user", "default_webhook_url")
-    exclude = ("webhook_secret",)  # a secret is shown to its owner only, on the settings page
+    list_display = ("user", "default_webhook_url", "max_pages_per_day", "max_storage_bytes")
+    exclude = ("webhook_secret",)  # a secret is shown to its owner only, once, on the settings page
 
 
 @admin.register(WebhookDelivery)

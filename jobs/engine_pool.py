@@ -46,17 +46,23 @@ def engine_config(pipeline: str, lang: str) -> EngineConfig:
     )
 
 
-def get_engine(pipeline: str, lang: str):
-    """The process's engine for these options, built on first use (slow) and then reused."""
-    from ocr_engine.engine import Engine  # the ML stack loads in workers only, never in web processes
+def get_engine(pipeline: str, lang: str, **page_options):
+    """The process's engine for these options, built on first use (slow) and then reused.
+
+    ``page_options`` (``ocr_engine.config.PAGE_OPTIONS``, e.g. ``orientation``) do
+    not change the models: they give a view of the cached engine, never a second load.
+    """
+    # PaddleOCR loads when an Engine is built, which only workers do; web processes
+    # import ocr_engine (results.py assembles documents) but never build one.
+    from ocr_engine.engine import Engine
 
     key = (pipeline, lang)
     with _lock:
         if key in _engines:
             _engines.move_to_end(key)
-            return _engines[key]
-        while len(_engines) >= MAX_ENGINES:
-            _engines.popitem(last=False)
-        engine = Engine(engine_config(pipeline, lang))
-        _engines[key] = engine
-        return engine
+        else:
+            while len(_engines) >= MAX_ENGINES:
+                _engines.popitem(last=False)
+            _engines[key] = Engine(engine_config(pipeline, lang))
+        engine = _engines[key]
+    return engine.with_options(**page_options) if page_options else engine

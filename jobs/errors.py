@@ -2,6 +2,17 @@
 
 from ocr_engine.errors import InputError, OcrError
 
+# Upload error policy: codes about the submitted options rather than one file,
+# by the form field they belong to (None: the options as a whole). The upload
+# page shows them next to that field and tries no further files; the API sends
+# the field with the error so the browser's uploader follows the same rule.
+OPTION_FIELD_BY_CODE = {"invalid_page_range": "pages", "gpu_required": "pipeline", "unsupported_option": None}
+
+
+def error_dict(code: str, detail: str) -> dict | None:
+    """The ``error`` member of jobs, pages and webhook payloads: null when there is none."""
+    return {"code": code, "detail": detail} if code else None
+
 
 class JobStateError(OcrError):
     """The job is not in a state that allows this action (e.g. cancel a finished job)."""
@@ -21,7 +32,27 @@ class UrlFetchFailed(InputError):
     code = "url_fetch_failed"
 
 
+class UrlTimedOut(UrlFetchFailed):
+    """The exchange with a user-supplied URL did not finish within its deadline."""
+
+
 class LineNotFound(InputError):
     """A line correction names a line id that is not on the page."""
 
     code = "line_not_found"
+
+
+class QuotaExceeded(OcrError):
+    """A per-user quota (pages per day, stored bytes) would be exceeded."""
+
+    code = "quota_exceeded"
+
+
+class StorageFull(OcrError):
+    """The server's storage has no room for an upload (disk full or over its quota)."""
+
+    code = "insufficient_storage"
+class RegionNotFound(InputError):
+    """A review edit names a region id that is not on the page."""
+
+    code = "region_not_found"

@@ -1,7 +1,8 @@
 """Data model: documents, OCR jobs, per-page results, corrections, webhook deliveries.
 
 Rows change state only through ``jobs.services``; no ``save()`` override or
-signal here holds business logic. Nothing in this module imports the OCR stack.
+signal here holds business logic. Of the OCR stack only the pipeline registry
+(plain Python, no models loaded) is imported, for the pipeline choices.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+
+from ocr_engine import pipelines
 
 
 class Document(models.Model):
@@ -54,10 +57,8 @@ class Job(models.Model):
     stays ``running`` for the user while any worker may take the next slice.
     """
 
-    class Pipeline(models.TextChoices):
-        OCR = "ocr", "Text (PP-OCR)"
-        STRUCTURE = "structure", "Layout + tables (PP-StructureV3)"
-        VL = "vl", "Vision-language (PaddleOCR-VL, GPU)"
+    # The engine's pipeline registry, as choices (Job.Pipeline.OCR == "ocr", ...).
+    Pipeline = models.TextChoices("Pipeline", [(p.name.upper(), (p.name, p.label)) for p in pipelines.all()])
 
     class Cluster(models.TextChoices):
         CPU = "cpu", "CPU"
@@ -80,6 +81,9 @@ class Job(models.Model):
     # options
     pipeline = models.CharField(max_length=16, choices=Pipeline.choices)
     lang = models.CharField(max_length=16)
+    # ocr_engine.config.TEXT_LAYER_MODES / ORIENTATION_MODES; EngineConfig validates them.
+    text_layer = models.CharField(max_length=8, default="auto")
+    orientation = models.CharField(max_length=8, default="auto")
     pages_spec = models.CharField(max_length=255, blank=True)  # as the user wrote it, e.g. "1-3,7"
     page_numbers = models.JSONField(default=list)  # the pages chosen, 1-based, ascending
     cluster = models.CharField(max_length=8, choices=Cluster.choices)
@@ -188,14 +192,50 @@ class LineCorrection(models.Model):
         return f"{self.page} {self.line_id}"
 
 
-def _new_webhook_secret() -> str:
+class PageEdit(models.Model):
+    """A reviewer's geometry or structure edit on one page (``ocr_engine.edits`` kinds), replayed in id order.
+
+    ``payload`` is resolved when the edit is made (new ids, split texts), so
+    replay is deterministic. Undo sets ``undone_at``; the row stays as history.
+    """
+
+    class Kind(models.TextChoices):
+        LINE_CREATE = "line_create", "line created"
+        LINE_CHANGE = "line_change", "line changed"
+        LINE_DELETE = "line_delete", "line deleted"
+        LINE_SPLIT = "line_split", "line split"
+        LINE_MERGE = "line_merge", "lines merged"
+        REGION_CHANGE = "region_change", "region changed"
+
+    page = models.ForeignKey(PageResult, on_delete=models.CASCADE, related_name="edits")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    payload = models.JSONField(default=dict)
+    made_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    made_at = models.DateTimeField(auto_now_add=True)
+    undone_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["page", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.page} {self.kind} #{self.pk}"
+
+
+def new_webhook_secret() -> str:
     return secrets.token_hex(32)
 
 
 class UserSettings(models.Model):
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ocr_settings")
     default_webhook_url = models.URLField(max_length=2000, blank=True)
-    webhook_secret = models.CharField(max_length=128, default=_new_webhook_secret)
+    webhook_secret = models.CharField(max_length=128, default=new_webhook_secret)
+    # Quotas; empty: the site's default (OCR_QUOTA_*), 0: no limit.
+    max_pages_per_day = models.PositiveIntegerField(null=True, blank=True, help_text=(
+        "Pages this user may submit in any 24 hours. Empty: the site default; 0: no limit."))
+    max_storage_bytes = models.PositiveBigIntegerField(null=True, blank=True, help_text=(
+        "Bytes of uploaded documents this user may keep. Empty: the site default; 0: no limit."))
 
     class Meta:
         verbose_name_plural = "user settings"

@@ -7,6 +7,7 @@ outage is logged and swallowed, so it never fails or rolls back a job.
 
 Message: {"type": "job.event", "event": <EVENTS>, "job": job_summary(job), ...}
 page_done adds page_number, page_status, line_count, region_count and timings.
+corrected (a reviewer's edit or undo, jobs.services.page_edits) adds page_number, correction_id, kind, undone.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from jobs.models import Job
 
 logger = logging.getLogger(__name__)
 
-EVENTS = ("queued", "started", "page_done", "succeeded", "failed", "canceled")
+EVENTS = ("queued", "started", "page_done", "succeeded", "failed", "canceled", "corrected")
 
 
 def job_group(job_id) -> str:

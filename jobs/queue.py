@@ -18,6 +18,7 @@ from django_q.signing import SignedPackage
 from django_q.tasks import async_task
 
 from jobs.models import Job
+from ocr_engine import pipelines
 
 logger = logging.getLogger(__name__)
 
@@ -25,8 +26,8 @@ PROCESS_JOB = "jobs.tasks.process_job"
 
 
 def cluster_for(pipeline: str) -> str:
-    """``vl`` needs a GPU; the light pipelines use the GPU cluster when one exists."""
-    if pipeline == Job.Pipeline.VL or settings.OCR_GPU_CLUSTER:
+    """GPU-only pipelines go to the GPU cluster; the others use it too when one exists."""
+    if pipelines.get(pipeline).needs_gpu or settings.OCR_GPU_CLUSTER:
         return Job.Cluster.GPU
     return Job.Cluster.CPU
 

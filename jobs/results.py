@@ -14,28 +14,33 @@ from PIL import Image
 
 from jobs.models import Job, PageResult
 from ocr_engine import exports
+from ocr_engine.edits import apply_edits
 from ocr_engine.engine import assemble_document
 from ocr_engine.normalize import refresh_texts
 from ocr_engine.schema import EngineInfo, Page, page_from_dict, to_dict
 
 
 def page_with_corrections(page: PageResult) -> Page:
-    """The stored normalized page with reviewers' corrections applied."""
+    """The stored normalized page with reviewers' text corrections, then their geometry edits, applied."""
     normalized = page_from_dict(page.normalized)
     corrections = {c.line_id: c for c in page.corrections.all()}
+    edits = [{"kind": e.kind, **e.payload} for e in page.edits.all() if e.undone_at is None]
     if corrections:
         for line in normalized.lines:
             correction = corrections.get(line.id)
             if correction is not None and correction.text != line.text:
                 line.original_text = line.text
                 line.text = correction.text
+    if edits:
+        apply_edits(normalized, edits)
+    if corrections or edits:
         refresh_texts(normalized)
     return normalized
 
 
 def job_document_result(job: Job):
     """The job's DocumentResult over its succeeded pages (schema.DocumentResult)."""
-    pages = job.pages.filter(status=PageResult.Status.SUCCEEDED).prefetch_related("corrections")
+    pages = job.pages.filter(status=PageResult.Status.SUCCEEDED).prefetch_related("corrections", "edits")
     engine = EngineInfo(**job.engine) if job.engine else EngineInfo(
         pipeline=job.pipeline, lang=job.lang, backend="", device="", models={}, version=""
     )
@@ -78,5 +83,7 @@ def job_export(job: Job, fmt: str) -> tuple[bytes, str, str]:
 
     content = exports.render(job_document_result(job), fmt, page_image=page_image)
     media_type, extension = exports.FORMATS[fmt]
+    if fmt == "page" and content.startswith(b"PK"):  # PAGE holds one page per file: longer results are a ZIP
+        media_type, extension = "application/zip", "page.zip"
     stem = job.document.original_name.rsplit(".", 1)[0] or "document"
     return content, media_type, f"{stem}.{extension}"

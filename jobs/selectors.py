@@ -1,8 +1,10 @@
 """Reads: which jobs and pages a user may see, filtered for list views.
 
-Staff see every job; everyone else only their own. A job that is not visible
-raises ``DoesNotExist`` exactly like a missing one, so the API answers 404
-without telling whether the id exists.
+Everyone sees and acts on their own jobs. Other users' jobs follow Django's
+model permissions, not ``is_staff``: ``jobs.view_job`` to see them,
+``jobs.change_job`` to act on them (cancel, retry, delete, correct). A job
+that is not visible raises ``DoesNotExist`` exactly like a missing one, so the
+API answers 404 without telling whether the id exists.
 """
 
 from __future__ import annotations
@@ -23,9 +25,13 @@ class JobFilters(TypedDict, total=False):
     created_before: datetime
 
 
-def _visible_jobs(user) -> QuerySet[Job]:
+VIEW_ANY_JOB = "jobs.view_job"
+CHANGE_ANY_JOB = "jobs.change_job"
+
+
+def _visible_jobs(user, *, for_change: bool = False) -> QuerySet[Job]:
     jobs = Job.objects.select_related("document", "owner")
-    return jobs if user.is_staff else jobs.filter(owner=user)
+    return jobs if user.has_perm(CHANGE_ANY_JOB if for_change else VIEW_ANY_JOB) else jobs.filter(owner=user)
 
 
 def job_list_for_user(user, filters: JobFilters | None = None) -> QuerySet[Job]:
@@ -42,10 +48,11 @@ def job_list_for_user(user, filters: JobFilters | None = None) -> QuerySet[Job]:
     return jobs.order_by("-created_at")
 
 
-def job_get_for_user(user, job_id) -> Job:
-    """The job if ``user`` may see it; raises Job.DoesNotExist otherwise (also for malformed ids)."""
+def job_get_for_user(user, job_id, *, for_change: bool = False) -> Job:
+    """The job if ``user`` may see it (``for_change``: act on it); raises Job.DoesNotExist otherwise
+    (also for malformed ids)."""
     try:
-        return _visible_jobs(user).get(pk=job_id)
+        return _visible_jobs(user, for_change=for_change).get(pk=job_id)
     except (ValueError, TypeError, ValidationError, Job.DoesNotExist):  # ValidationError: not a UUID
         raise Job.DoesNotExist(f"No job {job_id!r}.") from None
 
@@ -58,13 +65,13 @@ def job_queue_position(job: Job) -> int | None:
     return ahead + 1
 
 
-def page_get_for_user(user, job_id, page_number: int) -> PageResult:
-    """A page result of a job ``user`` may see; raises PageResult.DoesNotExist otherwise."""
+def page_get_for_user(user, job_id, page_number: int, *, for_change: bool = False) -> PageResult:
+    """A page result of a job ``user`` may see (``for_change``: correct); raises PageResult.DoesNotExist otherwise."""
     try:
-        job = job_get_for_user(user, job_id)
+        job = job_get_for_user(user, job_id, for_change=for_change)
     except Job.DoesNotExist:
         raise PageResult.DoesNotExist(f"No job {job_id!r}.") from None
-    return job.pages.select_related("job").prefetch_related("corrections__corrected_by").get(page_number=page_number)
+    return job.pages.select_related("job").prefetch_related("corrections__corrected_by", "edits").get(page_number=page_number)
 
 
 def pages_worst_first(user) -> QuerySet[PageResult]:

@@ -13,6 +13,7 @@ from django.conf import settings
 
 from jobs import worker
 from jobs.services import job_requeue_stale, job_run
+from jobs.services.storage import orphan_files_sweep
 
 
 def worker_identity() -> str:
@@ -27,3 +28,7 @@ def process_job(job_id: str) -> None:
 
 def requeue_stale() -> int:
     return job_requeue_stale()
+
+
+def sweep_orphan_files() -> int:
+    return len(orphan_files_sweep())

@@ -1,88 +1,207 @@
 """Outbound HTTP to user-supplied URLs (file_url, webhooks) without SSRF.
 
 A user can name any URL; the server must not become a proxy into its own
-network (cloud metadata at 169.254.169.254, the database, admin ports). Every
-host is resolved and every address it resolves to must be public, for the URL
-itself and for each redirect hop (redirects are followed by hand, not by
-requests). Intranet deployments set OCR_ALLOW_PRIVATE_URLS.
+network (cloud metadata at 169.254.169.254, the database, admin ports). So
+every request here:
 
-Known limit: the check and the connection resolve DNS separately, so a DNS
-server that answers differently within seconds (rebinding) is not covered.
+* resolves the host once, refuses it unless every address is public, and then
+  connects to exactly the address it checked (the Host header and TLS
+  certificate check still use the name), so a DNS answer that changes between
+  check and connection (rebinding) cannot redirect it;
+* checks every redirect hop the same way (redirects are followed by hand);
+* has one deadline for the whole exchange, enforced by a watchdog that closes
+  the socket, so a server that drips a byte every few seconds cannot hold a
+  thread (a per-read timeout would never fire);
+* asks for no content coding (``Accept-Encoding: identity``) and counts the
+  bytes it reads, so a compressed bomb is just an oversized body;
+* tells users what failed in coarse words only: exception texts and addresses
+  would make it a scanner of the network behind the server.
+
+Intranet deployments set OCR_ALLOW_PRIVATE_URLS.
 """
 
 from __future__ import annotations
 
+import http.client
 import ipaddress
+import logging
 import re
 import socket
+import ssl
+import threading
 import time
+from dataclasses import dataclass
 from urllib.parse import unquote, urljoin, urlsplit
 
-import requests
 from django.conf import settings
 
-from jobs.errors import UrlFetchFailed, UrlNotAllowed
+from jobs.errors import UrlFetchFailed, UrlNotAllowed, UrlTimedOut
 from ocr_engine.errors import FileTooLarge
+
+logger = logging.getLogger(__name__)
 
 MAX_REDIRECTS = 3
 _CHUNK = 64 * 1024
+_REDIRECTS = {301, 302, 303, 307, 308}
+
+
+@dataclass(frozen=True)
+class Target:
+    """A checked URL and the one address to connect to for it."""
+
+    url: str
+    scheme: str
+    host: str
+    port: int
+    address: str
+    path: str  # path and query, as sent in the request line
+
+
+def resolve_public(url: str) -> Target:
+    """Check ``url`` and pick the address to connect to; raise UrlNotAllowed / UrlFetchFailed."""
+    parts = urlsplit(url)
+    _check_form(parts)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise UrlNotAllowed("The URL's port is not a number from 1 to 65535.") from None
+    try:
+        infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise UrlFetchFailed(f"The host {parts.hostname!r} could not be resolved.") from None
+    addresses = [info[4][0].split("%", 1)[0] for info in infos]
+    if not settings.OCR_ALLOW_PRIVATE_URLS:
+        for address in addresses:
+            parsed = ipaddress.ip_address(address)
+            if not parsed.is_global or parsed.is_multicast:
+                raise UrlNotAllowed(
+                    f"{parts.hostname} resolves to a private, loopback, link-local or reserved address; refused.")
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return Target(url=url, scheme=parts.scheme, host=parts.hostname, port=port, address=addresses[0], path=path)
 
 
 def check_public_url(url: str) -> None:
-    """Raise UrlNotAllowed unless ``url`` is http(s) and its host resolves only to public addresses."""
-    parts = urlsplit(url)
+    """Raise unless ``url`` may be fetched now (used when a URL is submitted, before any request).
+
+    With OCR_ALLOW_PRIVATE_URLS only its form is checked: any host may answer
+    later, and an intranet name may not resolve from here yet.
+    """
+    if settings.OCR_ALLOW_PRIVATE_URLS:
+        _check_form(urlsplit(url))
+    else:
+        resolve_public(url)
+
+
+def _check_form(parts) -> None:
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UrlNotAllowed(f"Only http and https URLs with a host are accepted, got {url!r}.")
+        raise UrlNotAllowed("Only http and https URLs with a host are accepted.")
     if parts.username or parts.password:
         raise UrlNotAllowed("URLs with credentials are not accepted.")
-    if settings.OCR_ALLOW_PRIVATE_URLS:
-        return
-    try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
-    except (socket.gaierror, UnicodeError) as exc:
-        raise UrlFetchFailed(f"Cannot resolve host {parts.hostname!r}: {exc}.") from None
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0].split("%", 1)[0])
-        if not address.is_global or address.is_multicast:
-            raise UrlNotAllowed(
-                f"{parts.hostname} resolves to a private, loopback, link-local or reserved address; refused."
-            )
+
+
+class _PinnedHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, target: Target, timeout: float):
+        super().__init__(target.host, target.port, timeout=timeout)
+        self._address = target.address
+
+    def connect(self):
+        self.sock = self.raw_socket = socket.create_connection((self._address, self.port), self.timeout)
+
+
+class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+    def __init__(self, target: Target, timeout: float):
+        super().__init__(target.host, target.port, timeout=timeout, context=ssl.create_default_context())
+        self._address = target.address
+
+    def connect(self):
+        self.raw_socket = socket.create_connection((self._address, self.port), self.timeout)
+        # SNI and the certificate check use the name; the socket goes to the checked address.
+        self.sock = self._context.wrap_socket(self.raw_socket, server_hostname=self.host)
+
+
+class _Watchdog:
+    """Closes the connection when the deadline passes, whatever it is blocked in."""
+
+    def __init__(self, connection: http.client.HTTPConnection, seconds: float):
+        self.fired = False
+        self._connection = connection
+        self._timer = threading.Timer(max(seconds, 0.0), self._fire)
+        self._timer.daemon = True
+
+    def _fire(self):
+        self.fired = True
+        # The TCP socket itself: http.client hands a response's socket over and
+        # forgets it, and shutting the TCP level down ends TLS reads as well.
+        sock = getattr(self._connection, "raw_socket", None)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def __enter__(self):
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._timer.cancel()
+        self._connection.close()
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: http.client.HTTPMessage
+    body: bytes
+    url: str
+
+
+def request(method: str, url: str, *, deadline: float, body: bytes | None = None,
+            headers: dict[str, str] | None = None, max_bytes: int = 0, follow_redirects: bool = False) -> Reply:
+    """One checked, pinned, deadline-bound exchange; reads at most ``max_bytes`` of the body.
+
+    Raises UrlNotAllowed, UrlFetchFailed (coarse message) or FileTooLarge.
+    """
+    for _ in range(MAX_REDIRECTS + 1):
+        target = resolve_public(url)
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise UrlTimedOut("The server took too long to answer.")
+        connection_class = _PinnedHTTPSConnection if target.scheme == "https" else _PinnedHTTPConnection
+        connection = connection_class(target, timeout=min(remaining, 10))
+        with _Watchdog(connection, remaining) as watchdog:
+            try:
+                connection.request(method, target.path, body=body, headers={
+                    "Accept-Encoding": "identity", "Connection": "close", **(headers or {})})
+                response = connection.getresponse()
+                if follow_redirects and response.status in _REDIRECTS and response.getheader("Location"):
+                    url = urljoin(url, response.getheader("Location"))
+                    continue
+                declared = response.getheader("Content-Length", "")
+                if max_bytes and declared.isdigit() and int(declared) > max_bytes:
+                    raise FileTooLarge(f"The file is {int(declared)} bytes; the limit is {max_bytes}.")
+                data = bytearray()
+                while max_bytes and (chunk := response.read(_CHUNK)):
+                    data += chunk
+                    if len(data) > max_bytes:
+                        raise FileTooLarge(f"The file is larger than the limit of {max_bytes} bytes.")
+                if watchdog.fired:  # the closed socket read as a short, clean end
+                    raise UrlTimedOut("The server took too long to answer.")
+                return Reply(status=response.status, headers=response.headers, body=bytes(data), url=url)
+            except (OSError, http.client.HTTPException) as exc:
+                logger.info("outbound %s %s failed: %r", method, target.url, exc)
+                if watchdog.fired or isinstance(exc, TimeoutError):
+                    raise UrlTimedOut("The server took too long to answer.") from None
+                raise UrlFetchFailed("The connection to the server failed.") from None
+    raise UrlFetchFailed(f"Too many redirects (more than {MAX_REDIRECTS}).")
 
 
 def fetch_url(url: str, *, max_bytes: int, timeout: float) -> tuple[bytes, str]:
-    """Download ``url`` (checked at every hop) into memory; returns (content, file name).
-
-    Refuses bodies over ``max_bytes`` (FileTooLarge) while streaming, and gives
-    up after ``timeout`` seconds in total (UrlFetchFailed).
-    """
-    deadline = time.monotonic() + timeout
-    for _ in range(MAX_REDIRECTS + 1):
-        check_public_url(url)
-        try:
-            response = requests.get(url, stream=True, allow_redirects=False, timeout=min(timeout, 10))
-        except requests.RequestException as exc:
-            raise UrlFetchFailed(f"Could not download {url}: {exc.__class__.__name__}.") from None
-        with response:
-            if response.is_redirect:
-                url = urljoin(url, response.headers.get("Location", ""))
-                continue
-            if response.status_code != 200:
-                raise UrlFetchFailed(f"Downloading {url} returned HTTP {response.status_code}.")
-            declared = response.headers.get("Content-Length")
-            if declared and declared.isdigit() and int(declared) > max_bytes:
-                raise FileTooLarge(f"The file at {url} is {int(declared)} bytes; the limit is {max_bytes}.")
-            body = bytearray()
-            try:
-                for chunk in response.iter_content(_CHUNK):
-                    body += chunk
-                    if len(body) > max_bytes:
-                        raise FileTooLarge(f"The file at {url} is larger than the limit of {max_bytes} bytes.")
-                    if time.monotonic() > deadline:
-                        raise UrlFetchFailed(f"Downloading {url} took longer than {timeout:g} s.")
-            except requests.RequestException as exc:
-                raise UrlFetchFailed(f"Could not download {url}: {exc.__class__.__name__}.") from None
-            return bytes(body), _file_name(url, response.headers.get("Content-Disposition", ""))
-    raise UrlFetchFailed(f"Too many redirects (more than {MAX_REDIRECTS}).")
+    """Download ``url`` into memory; returns (content, file name). ``timeout`` bounds the whole download."""
+    reply = request("GET", url, deadline=time.monotonic() + timeout, max_bytes=max_bytes, follow_redirects=True)
+    if reply.status != 200:
+        raise UrlFetchFailed(f"Downloading the file returned HTTP {reply.status}.")
+    return reply.body, _file_name(reply.url, reply.headers.get("Content-Disposition", ""))
 
 
 def _file_name(url: str, disposition: str) -> str:

@@ -26,7 +26,8 @@ from django.conf import settings
 
 from jobs import engine_pool
 from jobs.queue import cluster_for
-from ocr_engine.config import PIPELINES
+from ocr_engine.pipelines import get as get_pipeline
+from ocr_engine.pipelines import names as pipeline_names
 from ocr_engine.models import verify_pack
 
 # Set once the cluster was asked to stop; None outside a qcluster process.
@@ -60,7 +61,7 @@ def stopping() -> bool:
 
 def cluster_pipelines(cluster: str) -> list[str]:
     """The pipelines whose jobs are routed to ``cluster`` (see jobs.queue.cluster_for)."""
-    return [p for p in PIPELINES if cluster_for(p) == cluster]
+    return [p for p in pipeline_names() if cluster_for(p) == cluster]
 
 
 def official_models_dir() -> Path:
@@ -76,8 +77,7 @@ def model_problems(cluster: str) -> list[str]:
     """Why a worker of ``cluster`` could not run its pipelines; an empty list when it can.
 
     With an offline pack (``OCR_MODELS_DIR`` holds a manifest) every file is
-    checked against its checksum, and ``vl`` needs the PaddleOCR-VL folder the
-    engine looks for (``ocr_engine.pipelines.build``). Without a pack PaddleOCR
+    checked against its checksum, plus what each pipeline's ``pack_problem`` asks for. Without a pack PaddleOCR
     uses its official models, which must have been downloaded beforehand.
     """
     pipelines = cluster_pipelines(cluster)
@@ -93,8 +93,7 @@ def model_problems(cluster: str) -> list[str]:
                 "or download the official models with `python manage.py ocr_models install --official` "
                 "(needs internet)."]
     problems = verify_pack(pack)
-    if "vl" in pipelines and not (pack / "PaddleOCR-VL").is_dir():
-        problems.append(f"The {cluster} cluster runs the vl pipeline, but {pack / 'PaddleOCR-VL'} does not exist: "
-                        "PaddleOCR-VL's weights ship in no wheel; run the GPU worker with the official models "
-                        "(docs/operations.md) or copy them there.")
+    for name in pipelines:
+        if problem := get_pipeline(name).pack_problem(pack):
+            problems.append(f"The {cluster} cluster runs the {name} pipeline: {problem}")
     return problems

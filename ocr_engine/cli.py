@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 from . import exports
-from .config import BACKENDS, DEFAULT_SCALE, PIPELINES, EngineConfig
+from . import pipelines
+from .config import BACKENDS, DEFAULT_LANG, DEFAULT_SCALE, ORIENTATION_MODES, TEXT_LAYER_MODES, EngineConfig
 from .errors import EngineUnavailable, InputError, OcrError
 
 # The CLI says "text", the exports module and the API say "txt".
@@ -32,8 +33,12 @@ def default_models_dir() -> Path | None:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m ocr_engine", description="OCR a PDF or image with PaddleOCR.")
     parser.add_argument("file", type=Path, help="PDF, PNG, JPEG, TIFF, BMP or WebP")
-    parser.add_argument("--pipeline", choices=PIPELINES, default="structure")
-    parser.add_argument("--lang", default="en", help="PaddleOCR language code (default: en)")
+    parser.add_argument("--pipeline", choices=pipelines.names(), default=pipelines.DEFAULT_PIPELINE)
+    parser.add_argument("--lang", default=DEFAULT_LANG, help=f"PaddleOCR language code (default: {DEFAULT_LANG})")
+    parser.add_argument("--text-layer", choices=TEXT_LAYER_MODES, default="auto",
+                        help="auto: use a PDF page's own text layer where usable; ocr: OCR every page")
+    parser.add_argument("--orientation", choices=ORIENTATION_MODES, default="auto",
+                        help="auto: turn and deskew scanned pages; none: take pages as they are")
     parser.add_argument("--pages", default=None, help="page range such as 1-3,7 (default: all)")
     parser.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="PDF render scale; 2 = 144 DPI")
     parser.add_argument("--format", choices=CLI_FORMATS, default="json")
@@ -68,10 +73,12 @@ def _run(args: argparse.Namespace) -> int:
 
     from .engine import Engine, assemble_document
     from .inputs import open_document
+    from .orientation import straighten
 
     fmt = FORMAT_ALIASES.get(args.format, args.format)
     config_kwargs = dict(pipeline=args.pipeline, lang=args.lang, backend=args.backend, device=args.device,
-                         scale=args.scale, models_dir=args.models_dir or default_models_dir())
+                         scale=args.scale, text_layer=args.text_layer, orientation=args.orientation,
+                         models_dir=args.models_dir or default_models_dir())
     if args.threads:
         config_kwargs["cpu_threads"] = args.threads
     config = EngineConfig(**config_kwargs)
@@ -91,7 +98,11 @@ def _run(args: argparse.Namespace) -> int:
             "filename": document.filename, "media_type": document.media_type, "sha256": document.sha256,
             "page_count": document.page_count,
         })
-        data = exports.render(result, fmt, page_image=lambda n: document.render(n, scale=config.scale))
+        # The engine read each page turned and deskewed as its result records; the
+        # searchable PDF must show that same frame, or the text layer would not line up.
+        by_number = {page.page_number: page for page in pages}
+        data = exports.render(result, fmt, page_image=lambda n: straighten(
+            document.render(n, scale=config.scale), by_number[n].rotation, by_number[n].skew))
     if args.output:
         args.output.write_bytes(data)
         print(f"wrote {args.output} ({len(numbers)} pages)", file=sys.stderr)

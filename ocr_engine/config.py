@@ -6,11 +6,21 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from . import pipelines
 from .errors import UnsupportedOption
+from .pipelines import DEFAULT_PIPELINE
 
-PIPELINES = ("ocr", "structure", "vl")
+DEFAULT_LANG = "en"
 BACKENDS = ("onnxruntime", "paddle")
 DEFAULT_SCALE = 2.0  # pypdfium2 scale: 2 x 72 DPI = 144 DPI, enough for 9 pt body text
+# Per-page choices a caller can make on any pipeline (API, form, CLI, EngineConfig).
+# text_layer: "auto" reads a PDF page's own text layer where it can be trusted and
+# OCRs the rest; "ocr" OCRs every page. orientation: "auto" turns and deskews pages
+# before OCR; "none" takes pages as they come (callers who pre-process).
+TEXT_LAYER_MODES = ("auto", "ocr")
+ORIENTATION_MODES = ("auto", "none")
+# The EngineConfig fields above: ``Engine.with_options`` changes them on a loaded engine.
+PAGE_OPTIONS = ("text_layer", "orientation")
 
 # Languages PP-OCRv6 reads (PaddleOCR 3.7's ``_PPOCRV6_LANGS``): the offline pack's
 # multilingual PP-OCRv6 small recogniser covers them all, so ``lang`` does not change
@@ -54,8 +64,8 @@ class EngineConfig:
     official model names and downloads them itself (online sites).
     """
 
-    pipeline: str = "structure"
-    lang: str = "en"
+    pipeline: str = DEFAULT_PIPELINE
+    lang: str = DEFAULT_LANG
     backend: str = "onnxruntime"
     device: str = "cpu"  # "cpu", "gpu" or "gpu:N"
     scale: float = DEFAULT_SCALE
@@ -70,10 +80,13 @@ class EngineConfig:
     det_max_side: int = 2560
     rec_batch_size: int = 16
     layout_threshold: float = 0.5
+    text_layer: str = "auto"
+    orientation: str = "auto"
 
     def __post_init__(self) -> None:
-        if self.pipeline not in PIPELINES:
-            raise UnsupportedOption(f"Unknown pipeline {self.pipeline!r}; choose one of {', '.join(PIPELINES)}.")
+        if self.pipeline not in pipelines.names():
+            raise UnsupportedOption(
+                f"Unknown pipeline {self.pipeline!r}; choose one of {', '.join(pipelines.names())}.")
         if self.backend not in BACKENDS:
             raise UnsupportedOption(f"Unknown backend {self.backend!r}; choose one of {', '.join(BACKENDS)}.")
         if self.lang not in LANGUAGES:
@@ -83,6 +96,12 @@ class EngineConfig:
                 f"Language {self.lang!r} needs PaddleOCR's downloadable models; the offline model pack "
                 f"reads: {', '.join(sorted(OFFLINE_LANGUAGES))}."
             )
+        if self.text_layer not in TEXT_LAYER_MODES:
+            raise UnsupportedOption(
+                f"Unknown text_layer {self.text_layer!r}; choose one of {', '.join(TEXT_LAYER_MODES)}.")
+        if self.orientation not in ORIENTATION_MODES:
+            raise UnsupportedOption(
+                f"Unknown orientation {self.orientation!r}; choose one of {', '.join(ORIENTATION_MODES)}.")
         if not 0.5 <= self.scale <= 6:
             raise UnsupportedOption(f"Render scale {self.scale} is out of range (0.5 to 6).")
         if not (self.device == "cpu" or self.device.startswith("gpu")):

@@ -1,23 +1,28 @@
-"""The engine: build PaddleOCR once, then turn page images into raw + normalized results.
+"""The engine: build PaddleOCR once, then turn document pages into raw + normalized results.
 
-Stages, each its own module: inputs (load/validate, render) -> pipelines (PaddleOCR)
--> normalize (schema.Page) -> exports. ``Engine`` holds the loaded models; build
-one per process and reuse it, loading takes seconds and ~2 GB.
+Stages, each its own module: inputs (load/validate, render) -> textlayer (a PDF
+page's own text, where it can be trusted) or orientation (turn and deskew) ->
+pipelines (PaddleOCR) -> normalize (schema.Page) -> exports. ``Engine``
+holds the loaded models; build one per process and reuse it, loading takes seconds
+and ~2 GB.
 """
 
 from __future__ import annotations
 
+import copy
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from PIL import Image
 
-from . import __version__, normalize, pipelines
-from .config import EngineConfig
+from . import __version__, orientation, pipelines, stages, textlayer
+from .config import PAGE_OPTIONS, EngineConfig
 from .errors import OcrError, RecognitionFailed
+from .pipelines.base import ReadsTextLayers
+from .pipelines.paddle import prepare_process
 from .schema import DocumentResult, EngineInfo, Page
 from .textfix import text_fixer
 
@@ -26,56 +31,134 @@ from .textfix import text_fixer
 class PageOutput:
     page: Page
     raw: dict[str, Any]  # PaddleOCR's own result for the page, untouched (numpy -> lists)
-    timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per stage (names in ``stages``)
+    # The image the engine read: upright and deskewed when orientation="auto".
+    # Every coordinate in ``page`` is in its frame, so it is the one to store and show.
+    image: Image.Image | None = None
 
 
 class Engine:
     def __init__(self, config: EngineConfig):
         self.config = config
         started = time.perf_counter()
-        self._pipeline = pipelines.build(config)
+        self.pipeline = pipelines.get(config.pipeline)
+        self._built = self.pipeline.build(config)
         self._fix_text = text_fixer(config.lang)
+        # One thread: the classifier sees a 224x224 crop, and an idle onnxruntime
+        # pool keeps spinning for a while after each run, stealing the cores the
+        # detector needs next.
+        self._straighten = orientation.PageStraightener(config, prepare_process(config.with_(cpu_threads=1)))
         self.load_seconds = time.perf_counter() - started
         self.info = EngineInfo(
             pipeline=config.pipeline, lang=config.lang, backend=config.backend, device=config.device,
-            models=pipelines.model_names(config), version=__version__,
+            models=self.pipeline.model_names(config), version=__version__,
         )
 
-    def process_page(self, image: Image.Image, *, page_number: int, scale: float = 1.0,
-                     dpi: float | None = None) -> PageOutput:
-        """OCR one page image (RGB). Raises ``RecognitionFailed`` if PaddleOCR fails on it."""
-        # PaddleOCR treats ndarrays as OpenCV images, i.e. BGR.
-        bgr = np.ascontiguousarray(np.asarray(image.convert("RGB"))[:, :, ::-1])
+    def with_options(self, **options) -> "Engine":
+        """This engine with other per-page options (``PAGE_OPTIONS``), sharing its loaded models."""
+        unknown = set(options) - set(PAGE_OPTIONS)
+        if unknown:
+            raise TypeError(f"not a per-page option: {', '.join(sorted(unknown))}")
+        view = copy.copy(self)
+        view.config = self.config.with_(**options)  # validates the values
+        return view
+
+    def process_page(self, document, number: int) -> PageOutput:
+        """Render page ``number`` of an open ``inputs.Document`` at the config's scale and OCR it.
+
+        ``PageOutput.image`` is the page as the engine read it; the caller closes it.
+        """
+        scale = self.config.scale
         started = time.perf_counter()
+        image = document.render(number, scale=scale)
+        rendered = time.perf_counter() - started
+        geometry = {"page_number": number, "scale": document.page_scale(number, scale),
+                    "dpi": document.page_dpi(number, scale)}
         try:
-            raw = pipelines.run_page(self._pipeline, self.config, bgr)
+            # A born-digital page with a text layer it can trust skips detection and recognition.
+            plan = textlayer.plan_page(document, number, image, self._text_layer_mode())
+            if plan.use_text:
+                out = self._text_layer_page(image, plan, **geometry)
+            else:
+                out = self.process_image(image, **geometry)
+                out.page.text_layer_rejected = plan.rejected
+        except BaseException:
+            image.close()
+            raise
+        if out.image is not image:  # turned or deskewed into a new image: the rendered one is done
+            image.close()
+        out.timings = {stages.RENDER: round(rendered, 4), **out.timings}
+        return out
+
+    def process_image(self, image: Image.Image, *, page_number: int, scale: float = 1.0,
+                      dpi: float | None = None) -> PageOutput:
+        """OCR one already-rendered page image (RGB). Raises ``RecognitionFailed`` if PaddleOCR fails on it."""
+        started = time.perf_counter()
+        # Turn and deskew before detection; the page records what was done.
+        upright = self._straighten(image) if self.config.orientation == "auto" else orientation.Upright(image)
+        image = upright.image
+        straightened = time.perf_counter()
+        raw = self._run(image, page_number)
+        ocr_done = time.perf_counter()
+        page = self.pipeline.normalize(raw, page_number=page_number, width=image.width, height=image.height,
+                                       scale=scale, dpi=dpi, fix=self._fix_text)
+        page.rotation, page.skew = upright.rotation, upright.skew
+        return PageOutput(page=page, raw=raw, image=image, timings={
+            stages.ORIENTATION: round(straightened - started, 4), stages.OCR: round(ocr_done - straightened, 4),
+            stages.NORMALIZE: round(time.perf_counter() - ocr_done, 4),
+        })
+
+    def _run(self, image: Image.Image, page_number: int) -> dict[str, Any]:
+        try:
+            return self.pipeline.run(self._built, self.config, _bgr(image))
         except OcrError:
             raise
         except Exception as exc:  # PaddleOCR raises bare exceptions of many kinds
             raise RecognitionFailed(f"OCR failed on page {page_number}: {type(exc).__name__}: {exc}") from exc
-        ocr_done = time.perf_counter()
-        normalizer = normalize.normalize_ocr if self.config.pipeline == "ocr" else normalize.normalize_structure
-        page = normalizer(raw, page_number=page_number, width=image.width, height=image.height, scale=scale, dpi=dpi,
-                          fix=self._fix_text)
-        return PageOutput(page=page, raw=raw, timings={
-            "ocr": round(ocr_done - started, 4), "normalize": round(time.perf_counter() - ocr_done, 4),
+
+    def _text_layer_mode(self) -> str:
+        # Pipelines that cannot take text-layer lines (vl) read every page with their models.
+        return self.config.text_layer if isinstance(self.pipeline, ReadsTextLayers) else "ocr"
+
+    def _text_layer_page(self, image: Image.Image, plan: textlayer.PagePlan, *, page_number: int, scale: float,
+                         dpi: float | None) -> PageOutput:
+        """Text-layer lines, plus OCR of the image areas that hold no text, through the normaliser."""
+        started = time.perf_counter()
+        lines_raw = textlayer.ocr_shaped(plan.lines)
+        ocr_keys: set[tuple] = set()
+        for area in plan.ocr_areas:
+            with image.crop(tuple(area)) as crop:
+                area_raw = self.pipeline.ocr_lines(self._run(crop, page_number))
+            ocr_keys.update(textlayer.add_area_ocr(lines_raw, area_raw, area))
+        try:
+            raw = self.pipeline.text_layer_raw(self._built, self.config, _bgr(image), lines_raw)
+        except Exception as exc:  # PaddleX raises bare exceptions of many kinds
+            raise RecognitionFailed(f"Layout failed on page {page_number}: {type(exc).__name__}: {exc}") from exc
+        read = time.perf_counter()
+        # No text fixing: the text layer's characters are the document's own.
+        page = self.pipeline.normalize(raw, page_number=page_number, width=image.width, height=image.height,
+                                       scale=scale, dpi=dpi)
+        textlayer.mark_sources(page, ocr_keys)
+        return PageOutput(page=page, raw=raw, image=image, timings={
+            stages.TEXT_LAYER: round(read - started, 4), stages.NORMALIZE: round(time.perf_counter() - read, 4),
         })
 
-    def process_document(self, document, pages: Iterable[int] | None = None, *,
-                         on_page: Callable[[PageOutput], None] | None = None) -> Iterator[PageOutput]:
-        """Render and OCR pages of an open ``inputs.Document`` one at a time."""
-        numbers = list(pages) if pages is not None else document.select_pages(None)
-        for number in numbers:
-            started = time.perf_counter()
-            image = document.render(number, scale=self.config.scale)
-            rendered = time.perf_counter() - started
-            out = self.process_page(image, page_number=number, scale=document.page_scale(number, self.config.scale),
-                                    dpi=document.page_dpi(number, self.config.scale))
-            out.timings["render"] = round(rendered, 4)
-            image.close()
-            if on_page is not None:
-                on_page(out)
+    def process_document(self, document, pages: Iterable[int] | None = None) -> Iterator[PageOutput]:
+        """``process_page`` over pages of an open ``inputs.Document`` (all by default), one at a time.
+
+        The page images are closed to bound memory on long documents; re-create
+        one with ``orientation.straighten`` from the page's rotation and skew.
+        """
+        for number in (list(pages) if pages is not None else document.select_pages(None)):
+            out = self.process_page(document, number)
+            out.image.close()
+            out.image = None
             yield out
+
+
+def _bgr(image: Image.Image) -> np.ndarray:
+    # PaddleOCR treats ndarrays as OpenCV images, i.e. BGR.
+    return np.ascontiguousarray(np.asarray(image.convert("RGB"))[:, :, ::-1])
 
 
 def assemble_document(*, pages: list[Page], engine: EngineInfo, source: dict[str, Any] | None = None) -> DocumentResult:

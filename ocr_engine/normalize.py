@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
-from . import tables
+from . import table_rows, tables
 from .geometry import area, box_from_polygon, intersection, overlap_1d, polygon_from_box, rounded, union_box
 from .reading_order import line_order, xy_cut_order
 from .schema import Line, Page, Region, Table, Word
@@ -93,6 +93,10 @@ def group_paragraphs(lines: Sequence[RawLine]) -> list[list[int]]:
     heights = [max(1.0, ln.bbox[3] - ln.bbox[1]) for ln in lines]
     order = sorted(range(len(lines)), key=lambda i: (lines[i].bbox[1], lines[i].bbox[0]))
     groups: list[list[int]] = []
+    # Short lines side by side on one row ("Min.  Median  Max." over program output)
+    # are pieces of that row: a line below must not stack onto one piece and carry
+    # it away from the others.
+    pieces: set[int] = set()
     for i in order:
         b, h = lines[i].bbox, heights[i]
         best, best_gap = None, None
@@ -107,6 +111,10 @@ def group_paragraphs(lines: Sequence[RawLine]) -> list[list[int]]:
                 if row_gap < 0.8 * h:
                     best, best_gap = g, 0.0
                     break
+                if max(b[2] - b[0], lb[2] - lb[0]) < 8 * h:
+                    pieces.update((i, last))
+                continue
+            if last in pieces:
                 continue
             v_gap = b[1] - lb[3]
             x_overlap = overlap_1d(b[0], b[2], lb[0], lb[2])
@@ -164,52 +172,18 @@ def split_paragraphs(block: "_Block", lines: Sequence[RawLine]) -> list["_Block"
             for piece in pieces]
 
 
-def find_table_rows(lines: Sequence[RawLine]) -> list[list[list[int]]]:
-    """Runs of table-like rows: each row holds two or more short, side-by-side lines.
-
-    Without a layout model, stacked cells ("Region", "North", "South") would
-    otherwise be grouped into a column-shaped paragraph and read column by column.
-    Prose columns are not mistaken for tables because their lines are long.
-    """
-    rows: list[list[int]] = []
-    for i in sorted(range(len(lines)), key=lambda i: (lines[i].bbox[1] + lines[i].bbox[3]) / 2):
-        b = lines[i].bbox
-        if rows:
-            last = lines[rows[-1][-1]].bbox
-            h = min(b[3] - b[1], last[3] - last[1])
-            if h > 0 and overlap_1d(b[1], b[3], last[1], last[3]) > 0.5 * h:
-                rows[-1].append(i)
-                continue
-        rows.append([i])
-
-    def cellular(row: list[int]) -> bool:
-        words = sorted(len(lines[i].text.split()) for i in row)
-        return len(row) >= 2 and words[len(words) // 2] <= 3
-
-    runs: list[list[list[int]]] = []
-    for row in rows:
-        h = median(lines[i].bbox[3] - lines[i].bbox[1] for i in row)
-        if cellular(row):
-            prev = runs[-1][-1] if runs else None
-            if prev and abs(len(prev) - len(row)) <= 1 and (
-                    min(lines[i].bbox[1] for i in row) - max(lines[i].bbox[3] for i in prev)) < 2.5 * h:
-                runs[-1].append(row)
-                continue
-            runs.append([row])
-    return [run for run in runs if len(run) >= 2]
-
-
 def normalize_ocr(raw: dict[str, Any], *, page_number: int, width: int, height: int, scale: float, dpi: float | None,
                   fix: Callable[[str], str] = str) -> Page:
     """``ocr`` pipeline: paragraphs grouped from lines become the regions."""
     lines = ocr_lines(raw, fix)
     page = Page(page_number=page_number, width=width, height=height, scale=scale, dpi=dpi)
     table_specs, in_tables = [], set()
-    for rows in find_table_rows(lines):
-        members = [i for row in rows for i in row]
+    for rows in table_rows.find_table_rows([ln.bbox for ln in lines], [ln.text for ln in lines]):
+        members = [i for row in rows for cell in row for i in cell]
         block = _Block("table", "table", union_box(lines[i].bbox for i in members), None, "ocr", members)
-        grid = tables.grid_from_rows([[lines[i].bbox for i in row] for row in rows],
-                                     [[lines[i].text for i in row] for row in rows])
+        grid = tables.grid_from_rows(
+            [[union_box(lines[i].bbox for i in cell) for cell in row] for row in rows],
+            [[" ".join(lines[i].text for i in cell) for cell in row] for row in rows])
         table_specs.append((grid.with_ids, block))
         in_tables.update(members)
     rest = [i for i in range(len(lines)) if i not in in_tables]
@@ -267,6 +241,8 @@ def _fix_types(blocks: list["_Block"], lines: list[RawLine], page_height: int) -
 
     - A lone number in the top or bottom margin is a page number, whatever the
       layout model called it (header, text, or nothing).
+    - A "footnote" or "footer" in the upper half of the page is body text (the
+      first line under a running header was seen labelled so, and read last).
     - A "title" set in body-size type that reads like a sentence (ends with a
       colon or full stop, or is long) is body text: small layout models label
       lead-in lines such as "Consider this definition:" as titles.
@@ -278,6 +254,8 @@ def _fix_types(blocks: list["_Block"], lines: list[RawLine], page_height: int) -
         in_margin = blk.bbox[3] < 0.1 * page_height or blk.bbox[1] > 0.9 * page_height
         if in_margin and blk.type in ("header", "footer", "text") and _PAGE_NUMBER.match(text):
             blk.type = "page_number"
+        elif blk.type in ("footnote", "footer") and blk.bbox[3] < page_height / 2:
+            blk.type = "text"  # above the middle of the page it is body text: never move it to the end
         elif blk.type == "title" and blk.label != "doc_title" and blk.members:
             mean_height = sum(lines[i].bbox[3] - lines[i].bbox[1] for i in blk.members) / len(blk.members)
             if mean_height <= 1.1 * body_height and (text.endswith((":", ".", ";", ",")) or len(text.split()) > 12):
@@ -329,7 +307,10 @@ def _table_block(table_res: dict[str, Any], blocks: list[_Block]) -> _Block | No
     if not cells:
         return candidates[0] if len(candidates) == 1 else None
     span = union_box(cells)
-    return max(candidates, key=lambda b: intersection(span, b.bbox))
+    best = max(candidates, key=lambda b: intersection(span, b.bbox))
+    # PP-StructureV3 also runs table recognition on some non-table blocks (lists,
+    # boxed notes): their results overlap no table region and must not claim one.
+    return best if intersection(span, best.bbox) > 0.5 * area(span) else None
 
 
 def _finish(page: Page, blocks: list[_Block], lines: list[RawLine], *,
@@ -338,6 +319,10 @@ def _finish(page: Page, blocks: list[_Block], lines: list[RawLine], *,
     the table id and region id, and the block it belongs to) and texts."""
     # A page number in the top margin is read with the running header, one at the bottom last.
     top = [b for b in blocks if b.type in _FIRST_TYPES or (b.type == "page_number" and b.bbox[3] < page.height / 2)]
+    # The running title beside a page number in the top margin is header too, whatever it was labelled.
+    top += [b for b in blocks if b not in top and b.bbox[3] < 0.1 * page.height and any(
+        t.type == "page_number" and overlap_1d(b.bbox[1], b.bbox[3], t.bbox[1], t.bbox[3]) > 0.5 * (b.bbox[3] - b.bbox[1])
+        for t in top)]
     last = sorted((b for b in blocks if b.type in _LAST_TYPES and b not in top),
                   key=lambda b: (_LAST_TYPES.index(b.type), b.bbox[1], b.bbox[0]))
     body = [b for b in blocks if b not in top and b not in last]
@@ -346,14 +331,14 @@ def _finish(page: Page, blocks: list[_Block], lines: list[RawLine], *,
     # (0.8 degrees takes ~18 px off over an A4 column at 144 DPI).
     col_gap = max(4.0, 0.5 * median(heights))
     body = [body[i] for i in xy_cut_order([b.bbox for b in body], min_col_gap=col_gap)]
-    top.sort(key=lambda b: (b.bbox[1], b.bbox[0]))
+    top = [top[i] for i in line_order([b.bbox for b in top])]  # running title, then its page number
     ordered = top + body + last
 
     p = page.page_number
     block_ids = {id(b): f"p{p}-r{n}" for n, b in enumerate(ordered, 1)}
     table_grids = {}
     for n, (build_table, blk) in enumerate(table_specs, 1):
-        if blk is None:
+        if blk is None or id(blk) in table_grids:  # one table per region
             continue
         grid = build_table(f"p{p}-t{n}", block_ids[id(blk)])
         page.tables.append(grid)
@@ -362,8 +347,9 @@ def _finish(page: Page, blocks: list[_Block], lines: list[RawLine], *,
     for order, blk in enumerate(ordered, 1):
         member_boxes = [lines[i].bbox for i in blk.members]
         grid = table_grids.get(id(blk))
-        if grid is not None:
-            seq = tables.order_lines_by_cells(member_boxes, grid)
+        if blk.type == "table" and blk.members:
+            seq = table_rows.reading_order(member_boxes, [lines[i].text for i in blk.members]) or (
+                tables.order_lines_by_cells(member_boxes, grid) if grid is not None else line_order(member_boxes))
         else:
             seq = line_order(member_boxes)
         region_lines = []

@@ -23,13 +23,20 @@ def xy_cut_order(boxes: Sequence[Box], *, min_col_gap: float = 8.0, min_row_gap:
 def _cut(idx: list[int], boxes: Sequence[Box], min_col_gap: float, min_row_gap: float) -> list[int]:
     if len(idx) <= 1:
         return idx
-    groups = _split(idx, boxes, 0, min_col_gap)
+    groups = _columns(idx, boxes, min_col_gap)
     if len(groups) == 1:
         groups = _bands(idx, boxes, min_col_gap, min_row_gap)
     if len(groups) > 1:
         return [i for group in groups for i in _cut(group, boxes, min_col_gap, min_row_gap)]
-    # No clean cut: overlapping blocks. Fall back to top-to-bottom, left-to-right.
-    return sorted(idx, key=lambda i: (boxes[i][1], boxes[i][0]))
+    # No clean cut: overlapping blocks. Fall back to rows of blocks whose tops are
+    # within a line of each other (a row split into pieces), left to right in a row.
+    rows: list[list[int]] = []
+    for i in sorted(idx, key=lambda i: boxes[i][1]):
+        if rows and boxes[i][1] - boxes[rows[-1][0]][1] < min_col_gap:
+            rows[-1].append(i)
+        else:
+            rows.append([i])
+    return [i for row in rows for i in sorted(row, key=lambda j: boxes[j][0])]
 
 
 def _bands(idx: list[int], boxes: Sequence[Box], min_col_gap: float, min_row_gap: float) -> list[list[int]]:
@@ -46,6 +53,35 @@ def _bands(idx: list[int], boxes: Sequence[Box], min_col_gap: float, min_row_gap
         else:
             merged.append(band)
     return merged
+
+
+def _columns(idx: list[int], boxes: Sequence[Box], min_col_gap: float) -> list[list[int]]:
+    """Vertical slices that are real columns.
+
+    A slice of one-line labels that each sit beside a block of the neighbouring
+    slice ("[Function]" at the right margin of a signature line, a line number,
+    a margin note) is not a column: it continues rows of its neighbour, so it
+    joins that slice and is read row by row with it.
+    """
+    groups = _split(idx, boxes, 0, min_col_gap)
+    merged: list[list[int]] = []
+    for group in groups:
+        if merged and (_labels_beside(group, merged[-1], boxes) or _labels_beside(merged[-1], group, boxes)):
+            merged[-1] = merged[-1] + group
+        else:
+            merged.append(group)
+    return merged
+
+
+def _labels_beside(labels: list[int], column: list[int], boxes: Sequence[Box]) -> bool:
+    heights = sorted(boxes[i][3] - boxes[i][1] for i in column)
+    line_height = heights[0]  # the column's shortest block: about one line
+    return all(
+        boxes[i][3] - boxes[i][1] <= 1.5 * line_height
+        and any(overlap_1d(boxes[i][1], boxes[i][3], boxes[j][1], boxes[j][3]) > 0.5 * (boxes[i][3] - boxes[i][1])
+                for j in column)
+        for i in labels
+    ) and len(labels) < len(column)
 
 
 def _split(idx: list[int], boxes: Sequence[Box], axis: int, min_gap: float) -> list[list[int]]:
@@ -67,17 +103,25 @@ def line_order(boxes: Sequence[Box]) -> list[int]:
     """Order text lines inside one block: rows top to bottom, left to right in a row.
 
     Lines belong to one row when they overlap vertically by more than half the
-    smaller height, which tolerates slight skew without merging adjacent rows.
+    smaller height, which tolerates slight skew without merging adjacent rows, and
+    share a middle or a baseline (box bottoms): tall boxes of tightly set code
+    lines overlap by half a line, yet are two rows that must keep their order.
     """
-    idx = sorted(range(len(boxes)), key=lambda i: (boxes[i][1] + boxes[i][3]) / 2)
+    return [i for row in visual_rows(boxes) for i in row]
+
+
+def visual_rows(boxes: Sequence[Box]) -> list[list[int]]:
+    """The rows of ``line_order``: top to bottom, each left to right."""
     rows: list[list[int]] = []
-    for i in idx:
+    for i in sorted(range(len(boxes)), key=lambda i: (boxes[i][1] + boxes[i][3]) / 2):
         b = boxes[i]
         if rows:
             last = boxes[rows[-1][-1]]
             h = min(b[3] - b[1], last[3] - last[1])
-            if h > 0 and overlap_1d(b[1], b[3], last[1], last[3]) > 0.5 * h:
+            middle = abs((b[1] + b[3]) - (last[1] + last[3])) / 2
+            if h > 0 and overlap_1d(b[1], b[3], last[1], last[3]) > 0.5 * h and (
+                    middle < 0.5 * h or abs(b[3] - last[3]) < 0.3 * h):
                 rows[-1].append(i)
                 continue
         rows.append([i])
-    return [i for row in rows for i in sorted(row, key=lambda j: boxes[j][0])]
+    return [sorted(row, key=lambda i: boxes[i][0]) for row in rows]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 BBox = list[float]  # [x0, y0, x1, y1]
 Polygon = list[list[float]]  # [[x, y], ...] clockwise from top-left; 4 points for lines
@@ -46,6 +46,7 @@ class Line:
     words: list[Word] | None = None
     # Set when a reviewer corrected ``text``; holds what the engine read.
     original_text: str | None = None
+    source: str = "ocr"  # "ocr": read by the recogniser; "pdf": taken from the PDF's text layer
 
 
 @dataclass
@@ -93,6 +94,12 @@ class Page:
     tables: list[Table] = field(default_factory=list)
     text: str = ""
     markdown: str = ""
+    text_source: str = "ocr"  # "ocr", "pdf" (the PDF's text layer) or "mixed" (both on this page)
+    # Why the PDF's text layer was not used on a page that has one, e.g.
+    # "unmapped_glyphs", "invisible_ocr_layer", "ink_mismatch"; None when it was used or absent.
+    text_layer_rejected: str | None = None
+    rotation: int = 0  # 0/90/180/270: how far the page was turned clockwise to stand upright
+    skew: float = 0.0  # degrees the page was deskewed by (counter-clockwise positive); 0 when not
 
 
 @dataclass

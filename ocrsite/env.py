@@ -7,6 +7,9 @@ surfaces at boot, not as a silently ignored default.
 from __future__ import annotations
 
 import os
+import secrets
+import time
+from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -57,3 +60,27 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if value is None:
         return list(default)
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def secret_key_file(path: Path) -> str:
+    """The key stored in ``path``, created (random, owner-only) on first use.
+
+    Concurrent first starts (web and worker) race safely: the file is created
+    exclusively and a loser reads the winner's key.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        for _ in range(50):  # the winner may not have written it yet
+            key = path.read_text().strip()
+            if key:
+                return key
+            time.sleep(0.02)
+        raise ImproperlyConfigured(f"{path} is empty; delete it to generate a new key.") from None
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return secret_key_file(path)
+    key = secrets.token_urlsafe(50)
+    with os.fdopen(fd, "w") as out:
+        out.write(key + "\n")
+    return key

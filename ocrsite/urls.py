@@ -9,3 +9,7 @@ urlpatterns = [
     path("", include("jobs.observability.urls")),  # /healthz, /readyz, /metrics
     path("", include("jobs.web.urls")),
 ]
+
+# JSON {code, detail} for /api/ paths, Django's pages elsewhere.
+handler404 = "jobs.api.exceptions.handler404"
+handler500 = "jobs.api.exceptions.handler500"

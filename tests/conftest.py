@@ -24,7 +24,12 @@ def other_user(db, django_user_model):
 
 @pytest.fixture
 def staff_user(db, django_user_model):
-    return django_user_model.objects.create_user(username="staff", password="pw-staff", is_staff=True)
+    """An operator: staff who may look at every job (``jobs.view_job``), not change them."""
+    from django.contrib.auth.models import Permission
+
+    staff = django_user_model.objects.create_user(username="staff", password="pw-staff", is_staff=True)
+    staff.user_permissions.add(Permission.objects.get(codename="view_job", content_type__app_label="jobs"))
+    return staff
 
 
 def token_client(user):

@@ -1,4 +1,5 @@
-"""One error shape for the whole API: ``{"code": ..., "detail": ...}`` (+ ``fields`` for form errors).
+"""One error shape for the whole API: ``{"code": ..., "detail": ...}`` (+ ``fields`` for form errors,
++ ``field`` for errors about one submitted option, see ``jobs.errors.OPTION_FIELD_BY_CODE``).
 
 HTTP status by error code (OcrError codes come from ocr_engine.errors and jobs.errors):
 
@@ -10,6 +11,8 @@ HTTP status by error code (OcrError codes come from ocr_engine.errors and jobs.e
 * 400 ``invalid_page_range``, ``unsupported_option``, ``gpu_required``, ``url_not_allowed``,
   ``invalid_request`` (form errors, with ``fields``): the request itself is wrong for
   this server; ``gpu_required`` is 400 because ``vl`` is an option this server does not offer.
+* 429 ``quota_exceeded`` (a per-user quota), ``throttled`` (rate limit; with ``Retry-After``).
+* 507 ``insufficient_storage``: the server's disk is full; nothing was stored.
 * 409 ``invalid_state``: e.g. cancel a finished job, retry a job that did not fail.
 * 404 ``not_found`` (also for other users' jobs), ``line_not_found`` (a correction names no line
   of the page), 401 ``not_authenticated``.
@@ -17,11 +20,24 @@ HTTP status by error code (OcrError codes come from ocr_engine.errors and jobs.e
 
 from __future__ import annotations
 
+import logging
+
+from django.http import JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from jobs.errors import OPTION_FIELD_BY_CODE
 from ocr_engine.errors import EngineUnavailable, InputError, OcrError
+
+logger = logging.getLogger(__name__)
+
+API_PREFIX = "/api/"
+# What an API client is told of a failure it cannot fix: no exception text, no
+# SQL, no host names; the log has the traceback.
+SERVER_ERROR = {"code": "server_error", "detail": "The server failed to handle this request; try again later."}
+NOT_FOUND = {"code": "not_found", "detail": "No such resource."}
 
 STATUS_BY_CODE = {
     "file_too_large": 413,
@@ -40,6 +56,9 @@ STATUS_BY_CODE = {
     "url_not_allowed": 400,
     "invalid_state": 409,
     "line_not_found": 404,
+    "quota_exceeded": 429,
+    "insufficient_storage": 507,
+    "region_not_found": 404,
 }
 
 
@@ -55,10 +74,15 @@ def status_for(error: OcrError) -> int:
 
 def exception_handler(exc, context):
     if isinstance(exc, OcrError):
-        return Response(exc.to_dict(), status=status_for(exc))
+        body = exc.to_dict()
+        if exc.code in OPTION_FIELD_BY_CODE:
+            body["field"] = OPTION_FIELD_BY_CODE[exc.code]  # the option at fault (null: the options together)
+        return Response(body, status=status_for(exc))
     response = drf_exception_handler(exc, context)
     if response is None:
-        return None  # unexpected: Django's 500 handling and logging
+        request = context.get("request")
+        logger.exception("Unhandled error on %s", request.path if request is not None else "the API", exc_info=exc)
+        return Response(SERVER_ERROR, status=status.HTTP_500_INTERNAL_SERVER_ERROR)
     if isinstance(exc, exceptions.ValidationError):
         fields = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
         messages = [str(m) for value in fields.values() for m in (value if isinstance(value, list) else [value])]
@@ -71,3 +95,17 @@ def exception_handler(exc, context):
         response.data = {"code": "not_found" if response.status_code == 404 else "permission_denied",
                          "detail": str(response.data.get("detail", "")) if isinstance(response.data, dict) else ""}
     return response
+
+
+# Root URLconf handlers (ocrsite/urls.py): under /api/ the answer is always the
+# API's JSON error shape, for unknown routes and for errors outside DRF views too.
+def handler404(request, exception=None):
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse(NOT_FOUND, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def handler500(request):
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse(SERVER_ERROR, status=500)
+    return defaults.server_error(request)

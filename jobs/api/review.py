@@ -35,7 +35,7 @@ class LineCorrectionView(APIView):
                    responses={200: OpenApiTypes.OBJECT, 400: ERROR, 404: ERROR, 409: ERROR})
     def patch(self, request, pk, page_number, line_id):
         try:
-            page = selectors.page_get_for_user(request.user, pk, page_number)
+            page = selectors.page_get_for_user(request.user, pk, page_number, for_change=True)
         except PageResult.DoesNotExist:
             raise Http404 from None
         form = LineCorrectionSerializer(data=request.data)
@@ -57,7 +57,7 @@ class JobReviewedView(APIView):
     @extend_schema(request=None, responses={200: JobSerializer, 404: ERROR, 409: ERROR})
     def post(self, request, pk):
         try:
-            job = selectors.job_get_for_user(request.user, pk)
+            job = selectors.job_get_for_user(request.user, pk, for_change=True)
         except Job.DoesNotExist:
             raise Http404 from None
         job = job_mark_reviewed(job=job, user=request.user)

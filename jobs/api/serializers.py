@@ -5,25 +5,30 @@ from __future__ import annotations
 from django.urls import reverse
 from rest_framework import serializers
 
+from jobs.errors import error_dict
 from jobs.models import Job, PageResult
 from jobs.results import page_with_corrections
 from jobs.selectors import job_queue_position
-from ocr_engine import exports
+from ocr_engine import exports, pipelines
+from ocr_engine.config import DEFAULT_LANG
+from ocr_engine.pipelines import DEFAULT_PIPELINE
 from ocr_engine.schema import to_dict
 
 
 class JobCreateSerializer(serializers.Serializer):
     """POST /jobs: a multipart ``file`` or a ``file_url``, plus options.
 
-    ``pipeline`` and ``lang`` are free strings here so that an unknown value
+    ``pipeline``, ``lang``, ``text_layer`` and ``orientation`` are free strings here so that an unknown value
     gets the engine's own ``unsupported_option`` error, like every other caller.
     """
 
     file = serializers.FileField(required=False, allow_empty_file=True, use_url=False)
     file_url = serializers.URLField(required=False, max_length=2000)
-    pipeline = serializers.CharField(required=False, default=Job.Pipeline.STRUCTURE, max_length=16)
-    lang = serializers.CharField(required=False, default="en", max_length=16)
+    pipeline = serializers.CharField(required=False, default=DEFAULT_PIPELINE, max_length=16)
+    lang = serializers.CharField(required=False, default=DEFAULT_LANG, max_length=16)
     pages = serializers.CharField(required=False, allow_blank=True, default="", max_length=255)
+    text_layer = serializers.CharField(required=False, default="auto", max_length=8)
+    orientation = serializers.CharField(required=False, default="auto", max_length=8)
     webhook_url = serializers.URLField(required=False, allow_blank=True, default="", max_length=2000)
 
     def validate(self, attrs):
@@ -36,13 +41,50 @@ class JobFilterSerializer(serializers.Serializer):
     """Query parameters of GET /jobs."""
 
     status = serializers.ChoiceField(choices=Job.Status.choices, required=False)
-    pipeline = serializers.ChoiceField(choices=Job.Pipeline.choices, required=False)
+    pipeline = serializers.CharField(required=False)
     created_after = serializers.DateTimeField(required=False)
     created_before = serializers.DateTimeField(required=False)
+
+    def validate_pipeline(self, value):
+        if value not in pipelines.names():
+            raise serializers.ValidationError(f'"{value}" is not a valid choice.')
+        return value
 
 
 def api_url(request, name: str, **kwargs) -> str:
     return request.build_absolute_uri(reverse(f"api:{name}", kwargs=kwargs))
+
+
+def api_url_template(request, name: str, *placeholders: str, **kwargs) -> str:
+    """An absolute API URL with ``{placeholder}`` holes (RFC 6570, level 1) for the client to fill.
+
+    Clients follow links instead of building URLs; a template is the link for a
+    family of resources (a page of the job, a line of the page).
+    """
+    sentinels = {name: str(9_000_000_001 + k) for k, name in enumerate(placeholders)}  # fits every converter
+    url = api_url(request, name, **kwargs, **sentinels)
+    for placeholder, sentinel in sentinels.items():
+        url = url.replace(sentinel, "{%s}" % placeholder)
+    return url
+
+
+def job_links(request, job: Job) -> dict:
+    """Every job-level resource and action, and templates for its pages: clients follow these."""
+    return {
+        "self": api_url(request, "job-detail", pk=job.pk),
+        "result": api_url(request, "job-result", pk=job.pk),
+        "result_json": api_url(request, "job-result-json", pk=job.pk),
+        "exports": {fmt: api_url(request, "job-export", pk=job.pk, fmt=fmt) for fmt in exports.FORMATS},
+        "cancel": api_url(request, "job-cancel", pk=job.pk),
+        "retry": api_url(request, "job-retry", pk=job.pk),
+        "reviewed": api_url(request, "job-reviewed", pk=job.pk),
+        "cer": api_url(request, "job-cer", pk=job.pk),
+        "webhooks": api_url(request, "job-webhooks", pk=job.pk),
+        "page": api_url_template(request, "job-page", "page_number", pk=job.pk),
+        "page_thumbnail": api_url_template(request, "job-page-thumbnail", "page_number", pk=job.pk),
+        "correction_undo": api_url_template(request, "job-correction-undo", "correction_id", pk=job.pk),
+    }
+
 
 
 class JobSerializer(serializers.ModelSerializer):
@@ -57,8 +99,8 @@ class JobSerializer(serializers.ModelSerializer):
     class Meta:
         model = Job
         fields = [
-            "id", "status", "pipeline", "lang", "pages", "page_numbers", "cluster", "document", "progress",
-            "queue_position", "attempts", "error", "timings", "engine", "webhook_url",
+            "id", "status", "pipeline", "lang", "text_layer", "orientation", "pages", "page_numbers", "cluster",
+            "document", "progress", "queue_position", "attempts", "error", "timings", "engine", "webhook_url",
             "created_at", "started_at", "finished_at", "reviewed_at", "reviewed_by", "links",
         ]
         read_only_fields = fields
@@ -76,45 +118,62 @@ class JobSerializer(serializers.ModelSerializer):
         return job_queue_position(job)
 
     def get_error(self, job: Job) -> dict | None:
-        return {"code": job.error_code, "detail": job.error_detail} if job.error_code else None
+        return error_dict(job.error_code, job.error_detail)
 
     def get_links(self, job: Job) -> dict:
-        request = self.context["request"]
-        return {
-            "self": api_url(request, "job-detail", pk=job.pk),
-            "result": api_url(request, "job-result", pk=job.pk),
-            "result_json": api_url(request, "job-result-json", pk=job.pk),
-            "exports": {fmt: api_url(request, "job-export", pk=job.pk, fmt=fmt) for fmt in exports.FORMATS},
-            "cancel": api_url(request, "job-cancel", pk=job.pk),
-            "retry": api_url(request, "job-retry", pk=job.pk),
-        }
+        return job_links(self.context["request"], job)
 
 
 class PageSerializer(serializers.ModelSerializer):
-    """GET /jobs/{id}/pages/{n}: the normalized page (corrections applied) and PaddleOCR's raw output."""
+    """GET /jobs/{id}/pages/{n}: the normalized page (corrections applied) and PaddleOCR's raw output.
+
+    The one page representation: the API, the review UI and every edit's response use it.
+    ``corrections`` says who retyped which line and when; ``links`` name every page-level action.
+    The context's ``with_raw=False`` leaves ``raw`` out (``?raw=false``), for viewers that only draw.
+    """
 
     normalized = serializers.SerializerMethodField()
     error = serializers.SerializerMethodField()
+    corrections = serializers.SerializerMethodField()
     links = serializers.SerializerMethodField()
 
     class Meta:
         model = PageResult
         fields = [
             "page_number", "status", "width", "height", "scale", "line_count", "region_count",
-            "mean_confidence", "timings", "error", "normalized", "raw", "created_at", "links",
+            "mean_confidence", "timings", "error", "normalized", "corrections", "raw", "created_at", "links",
         ]
         read_only_fields = fields
+
+    def to_representation(self, page: PageResult) -> dict:
+        body = super().to_representation(page)
+        if not self.context.get("with_raw", True):
+            del body["raw"]
+        return body
 
     def get_normalized(self, page: PageResult) -> dict | None:
         return to_dict(page_with_corrections(page)) if page.normalized else None
 
     def get_error(self, page: PageResult) -> dict | None:
-        return {"code": page.error_code, "detail": page.error_detail} if page.error_code else None
+        return error_dict(page.error_code, page.error_detail)
+
+    def get_corrections(self, page: PageResult) -> dict[str, dict]:
+        return {
+            c.line_id: {"by": c.corrected_by.get_username() if c.corrected_by else None, "at": c.corrected_at}
+            for c in page.corrections.all()
+        }
 
     def get_links(self, page: PageResult) -> dict:
         request = self.context["request"]
         kwargs = {"pk": page.job_id, "page_number": page.page_number}
         return {
+            "self": api_url(request, "job-page", **kwargs),
+            "job": api_url(request, "job-detail", pk=page.job_id),
             "image": api_url(request, "job-page-image", **kwargs) if page.image else None,
             "thumbnail": api_url(request, "job-page-thumbnail", **kwargs) if page.thumbnail else None,
+            "lines": api_url(request, "job-lines", **kwargs),
+            "lines_merge": api_url(request, "job-lines-merge", **kwargs),
+            "line": api_url_template(request, "job-line", "line_id", **kwargs),
+            "line_split": api_url_template(request, "job-line-split", "line_id", **kwargs),
+            "region": api_url_template(request, "job-region", "region_id", **kwargs),
         }

@@ -1,12 +1,23 @@
 """/api/v1/: jobs, languages, pipelines, the OpenAPI schema and Swagger UI."""
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import SimpleRouter
 
-from jobs.api.review import JobReviewedView, LineCorrectionView
+from jobs.api.page_edits import (
+    CorrectionUndoView,
+    LineCreateView,
+    LineMergeView,
+    LineSplitView,
+    LineView,
+    RegionView,
+)
+from jobs.api.review import JobReviewedView
+from jobs.api.review_queue import ReviewQueueView
+from jobs.api.training import CerReportView, JobCerView, TrainingSetView
 from jobs.api.views import JobViewSet, LanguagesView, PipelinesView
-from jobs.api.webhooks import JobWebhookDeliveryList
+from jobs.api.webhooks import JobWebhookDeliveryList, WebhookSecretView
+from ocrsite.middleware import allow_inline_styles
 
 app_name = "api"
 
@@ -19,10 +30,24 @@ urlpatterns = [
     *router.urls,
     path("jobs/<str:pk>/webhooks", JobWebhookDeliveryList.as_view(), name="job-webhooks"),
     # Review (jobs/api/review.py)
-    path("jobs/<str:pk>/pages/<int:page_number>/lines/<str:line_id>", LineCorrectionView.as_view(), name="job-line"),
+    # Geometry review (jobs/api/page_edits.py); LineView keeps LineCorrectionView's text PATCH.
+    path("jobs/<str:pk>/pages/<int:page_number>/lines", LineCreateView.as_view(), name="job-lines"),
+    path("jobs/<str:pk>/pages/<int:page_number>/lines/merge", LineMergeView.as_view(), name="job-lines-merge"),
+    path("jobs/<str:pk>/pages/<int:page_number>/lines/<str:line_id>", LineView.as_view(), name="job-line"),
+    path("jobs/<str:pk>/pages/<int:page_number>/lines/<str:line_id>/split", LineSplitView.as_view(),
+         name="job-line-split"),
+    path("jobs/<str:pk>/pages/<int:page_number>/regions/<str:region_id>", RegionView.as_view(), name="job-region"),
+    path("jobs/<str:pk>/corrections/<int:correction_id>/undo", CorrectionUndoView.as_view(),
+         name="job-correction-undo"),
+    path("jobs/<str:pk>/cer", JobCerView.as_view(), name="job-cer"),
+    path("training-set", TrainingSetView.as_view(), name="training-set"),
+    path("cer", CerReportView.as_view(), name="cer-report"),
+    path("review-queue", ReviewQueueView.as_view(), name="review-queue"),
     path("jobs/<str:pk>/reviewed", JobReviewedView.as_view(), name="job-reviewed"),
+    path("webhook-secret", WebhookSecretView.as_view(), name="webhook-secret"),
     path("languages", LanguagesView.as_view(), name="languages"),
     path("pipelines", PipelinesView.as_view(), name="pipelines"),
     path("schema/", SpectacularAPIView.as_view(api_version="v1"), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    # The split view serves Swagger UI's start-up script as a file: no inline script under the CSP.
+    path("docs/", allow_inline_styles(SpectacularSwaggerSplitView.as_view(url_name="api:schema")), name="docs"),
 ]

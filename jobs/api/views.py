@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import FileResponse, Http404, HttpResponse
+from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import SAFE_METHODS
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -20,10 +22,11 @@ from jobs.api.serializers import (
     PageSerializer,
     api_url,
 )
+from jobs.api.throttles import SubmitRateThrottle
 from jobs.models import Job, PageResult
 from jobs.queue import cluster_for
-from ocr_engine import exports
-from ocr_engine.config import PIPELINES
+from ocr_engine import exports, pipelines
+from ocr_engine.config import DEFAULT_LANG
 
 ERROR = inline_serializer("Error", {"code": serializers.CharField(), "detail": serializers.CharField()})
 
@@ -41,9 +44,14 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         filters.is_valid(raise_exception=True)
         return selectors.job_list_for_user(self.request.user, filters.validated_data)
 
+    def get_throttles(self):
+        throttles = super().get_throttles()
+        return [*throttles, SubmitRateThrottle()] if self.action == "create" else throttles
+
     def get_object(self) -> Job:
         try:
-            return selectors.job_get_for_user(self.request.user, self.kwargs["pk"])
+            return selectors.job_get_for_user(self.request.user, self.kwargs["pk"],
+                                              for_change=self.request.method not in SAFE_METHODS)
         except Job.DoesNotExist:
             raise Http404 from None
 
@@ -61,7 +69,7 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         form = JobCreateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
-        options = {k: data[k] for k in ("pipeline", "lang", "pages", "webhook_url")}
+        options = {k: data[k] for k in ("pipeline", "lang", "text_layer", "orientation", "pages", "webhook_url")}
         if data.get("file"):
             job, reused = services.job_create(owner=request.user, file=data["file"], filename=data["file"].name,
                                               **options)
@@ -111,7 +119,7 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def result_json(self, request, pk=None):
         job = self.get_object()
         response = HttpResponse(results.job_result_json(job), content_type="application/json")
-        response["Content-Disposition"] = f'attachment; filename="{job.id}.json"'
+        response["Content-Disposition"] = content_disposition_header(True, f"{job.id}.json")
         return response
 
     @extend_schema(responses={200: OpenApiTypes.BINARY, 404: ERROR})
@@ -119,13 +127,18 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def export(self, request, pk=None, fmt=None):
         content, media_type, filename = results.job_export(self.get_object(), fmt)
         response = HttpResponse(content, content_type=media_type)
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        # RFC 6266 encoding: a user's file name with quotes, semicolons or non-ASCII
+        # characters cannot add parameters to the header.
+        response["Content-Disposition"] = content_disposition_header(True, filename)
         return response
 
-    @extend_schema(responses={200: PageSerializer, 404: ERROR})
+    @extend_schema(parameters=[OpenApiParameter("raw", bool, description="false leaves PaddleOCR's raw output out")],
+                   responses={200: PageSerializer, 404: ERROR})
     @action(detail=True, methods=["get"], url_path=r"pages/(?P<page_number>\d+)", url_name="page")
     def page(self, request, pk=None, page_number=None):
-        return Response(PageSerializer(self._page(page_number), context={"request": request}).data)
+        with_raw = request.query_params.get("raw", "true").lower() not in ("false", "0", "no")
+        context = {"request": request, "with_raw": with_raw}
+        return Response(PageSerializer(self._page(page_number), context=context).data)
 
     @extend_schema(responses={(200, "image/jpeg"): OpenApiTypes.BINARY, 404: ERROR})
     @action(detail=True, methods=["get"], url_path=r"pages/(?P<page_number>\d+)/image", url_name="page-image")
@@ -158,23 +171,23 @@ class LanguagesView(APIView):
     def get(self, request):
         languages = engine_pool.available_languages()
         return Response({
-            "default": "en",
+            "default": DEFAULT_LANG,
             "offline_pack": engine_pool.models_dir() is not None,
             "languages": [{"code": code, "name": name} for code, name in sorted(languages.items())],
         })
 
 
 class PipelinesView(APIView):
-    """Pipelines and where they run; ``vl`` is available only with a GPU cluster."""
+    """The engine's pipelines and where they run; GPU-only ones are available only with a GPU cluster."""
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request):
         return Response({
-            "default": Job.Pipeline.STRUCTURE,
+            "default": pipelines.DEFAULT_PIPELINE,
             "pipelines": [
-                {"name": name, "description": Job.Pipeline(name).label, "cluster": cluster_for(name),
-                 "available": name != Job.Pipeline.VL or settings.OCR_GPU_CLUSTER}
-                for name in PIPELINES
+                {"name": p.name, "label": p.label, "needs_gpu": p.needs_gpu, "description": p.label,
+                 "cluster": cluster_for(p.name), "available": not p.needs_gpu or settings.OCR_GPU_CLUSTER}
+                for p in pipelines.all()
             ],
             "export_formats": list(exports.FORMATS),
         })

@@ -1,11 +1,16 @@
-"""GET /api/v1/jobs/{id}/webhooks: the job's webhook delivery log, one entry per attempt (read-only)."""
+"""Webhooks over the API: a job's delivery log (one entry per attempt), and the signing secret."""
 
 from __future__ import annotations
 
 from django.http import Http404
-from rest_framework import generics, serializers
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from jobs.models import Job, WebhookDelivery
+from jobs.services.accounts import webhook_secret_rotate
 from jobs.webhooks.selectors import webhook_delivery_list_for_job
 
 
@@ -31,3 +36,13 @@ class JobWebhookDeliveryList(generics.ListAPIView):
             return webhook_delivery_list_for_job(self.request.user, self.kwargs["pk"])
         except Job.DoesNotExist:
             raise Http404 from None
+
+
+class WebhookSecretView(APIView):
+    """POST /api/v1/webhook-secret: a new signing secret for the caller's webhooks, shown this once."""
+
+    @extend_schema(request=None, responses={201: OpenApiTypes.OBJECT})
+    def post(self, request):
+        secret = webhook_secret_rotate(user=request.user)
+        return Response({"webhook_secret": secret, "signature_header": "X-OCR-Signature"},
+                        status=status.HTTP_201_CREATED)

@@ -111,7 +111,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('default_webhook_url', models.URLField(blank=True, max_length=2000)),
-                ('webhook_secret', models.CharField(default=jobs.models._new_webhook_secret, max_length=128)),
+                ('webhook_secret', models.CharField(default=jobs.models.new_webhook_secret, max_length=128)),
                 ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='ocr_settings', to=settings.AUTH_USER_MODEL)),
             ],
             options={

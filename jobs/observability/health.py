@@ -9,6 +9,8 @@ authentication, no session, nothing written.
 
 from __future__ import annotations
 
+import logging
+
 import asyncio
 import uuid
 from pathlib import Path
@@ -27,6 +29,8 @@ from ocr_engine.models import verify_pack
 # A probe's own timeout is a few seconds; a check that hangs longer is a failure.
 CHANNEL_LAYER_TIMEOUT_SECONDS = 3.0
 
+logger = logging.getLogger(__name__)
+
 
 @never_cache
 @require_GET
@@ -37,13 +41,19 @@ def healthz(request):
 @never_cache
 @require_GET
 def readyz(request):
-    """200 with each check's result, or 503 ``{"code": "not_ready", "detail", "failed": {check: error}}``."""
+    """200 with each check's result, or 503 ``{"code": "not_ready", "detail", "failed": {check: what failed}}``.
+
+    The endpoint is public (probes carry no credentials), so it says what
+    failed, never how: exception texts name hosts, users and paths. The log
+    has the full error.
+    """
     passed, failed = {}, {}
     for name, check in CHECKS.items():
         try:
             passed[name] = check()
-        except Exception as exc:  # noqa: BLE001 - any error means "not ready", and is reported
-            failed[name] = f"{type(exc).__name__}: {exc}".strip()
+        except Exception:  # noqa: BLE001 - any error means "not ready"
+            logger.warning("readiness check %s failed", name, exc_info=True)
+            failed[name] = FAILURE_SUMMARIES[name]
     if failed:
         return JsonResponse({"code": "not_ready", "detail": f"Not ready: {', '.join(failed)} failed.",
                              "failed": failed, "passed": passed}, status=503)
@@ -106,9 +116,15 @@ def check_models() -> str:
     problems = _verified[key]
     if problems:
         raise FileNotFoundError(f"the model pack in {pack} has {len(problems)} problem(s): " + "; ".join(problems[:3]))
-    return f"offline pack {pack} verified"
+    return "offline pack verified"
 
 
+FAILURE_SUMMARIES = {
+    "database": "the database did not answer",
+    "broker": "the task broker did not answer",
+    "channel_layer": "the channel layer did not carry a message",
+    "models": "the model pack is missing models or damaged (see the server log, or `manage.py ocr_models verify`)",
+}
 CHECKS = {
     "database": check_database,
     "broker": check_broker,

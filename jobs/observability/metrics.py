@@ -17,11 +17,16 @@ Scrape one replica (or aggregate with ``max``), not the sum of all replicas.
 
 from __future__ import annotations
 
+import hmac
+import threading
+import time
+
+from django.conf import settings
 from django.core.cache import caches
 from django.db.models import Count, F, FloatField, Q, Sum, Value
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from django_q.brokers import get_broker
@@ -32,12 +37,13 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.utils import floatToGoString
 
 from jobs.models import Job, PageResult, WebhookDelivery
+from ocr_engine import pipelines, stages
 
 # Seconds from rendering a page to storing its images. OCR on CPU takes
 # seconds per page, VL on GPU ~15 s, so the buckets span 0.25 s to 5 min.
 PAGE_SECONDS_BUCKETS = (0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300)
 # The stages jobs.services.processing times for each page; their sum is the page's latency.
-PAGE_STAGES = ("render", "ocr", "normalize", "store_images")
+PAGE_STAGES = (*stages.ENGINE_STAGES, stages.STORE_IMAGES)
 # Django caches that live inside one process: django-q2's cluster status
 # written there by a worker is invisible to the web process.
 _PROCESS_LOCAL_CACHES = ("LocMemCache", "DummyCache")
@@ -76,7 +82,7 @@ def jobs_by_status() -> GaugeMetricFamily:
     rows = Job.objects.values("status", "pipeline", "cluster").annotate(n=Count("id")).order_by()
     counts = {(r["status"], r["pipeline"], r["cluster"]): r["n"] for r in rows}
     for status in Job.Status.values:
-        for pipeline in Job.Pipeline.values:
+        for pipeline in pipelines.names():
             for cluster in Job.Cluster.values:
                 family.add_metric([status, pipeline, cluster], counts.get((status, pipeline, cluster), 0))
     return family
@@ -106,7 +112,7 @@ def pages_processed() -> CounterMetricFamily:
                                  labels=["pipeline", "status"])
     rows = PageResult.objects.values("job__pipeline", "status").annotate(n=Count("id")).order_by()
     counts = {(r["job__pipeline"], r["status"]): r["n"] for r in rows}
-    for pipeline in Job.Pipeline.values:
+    for pipeline in pipelines.names():
         for status in PageResult.Status.values:
             family.add_metric([pipeline, status], counts.get((pipeline, status), 0))
     return family
@@ -153,7 +159,23 @@ REGISTRY = CollectorRegistry()
 REGISTRY.register(DatabaseCollector())
 
 
+_last_scrape: tuple[float, bytes] = (float("-inf"), b"")
+_scrape_lock = threading.Lock()
+
+
 @never_cache
 @require_GET
 def metrics(request):
-    return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)
+    token = settings.METRICS_TOKEN
+    if token and not hmac.compare_digest(request.headers.get("Authorization", ""), f"Bearer {token}"):
+        response = JsonResponse({"code": "not_authenticated", "detail": "Send Authorization: Bearer <METRICS_TOKEN>."},
+                                status=401)
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
+    global _last_scrape
+    with _scrape_lock:  # one collection at a time; the others reuse it
+        taken_at, body = _last_scrape
+        if time.monotonic() - taken_at >= settings.METRICS_CACHE_SECONDS:
+            body = generate_latest(REGISTRY)
+            _last_scrape = (time.monotonic(), body)
+    return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)

@@ -1,9 +1,11 @@
-"""Accounts: the user's API token."""
+"""Accounts: the user's API token and webhook signing secret."""
 
 from __future__ import annotations
 
 from django.db import transaction
 from rest_framework.authtoken.models import Token
+
+from jobs.models import UserSettings, new_webhook_secret
 
 
 def api_token_regenerate(*, user) -> Token:
@@ -11,3 +13,14 @@ def api_token_regenerate(*, user) -> Token:
     with transaction.atomic():
         Token.objects.filter(user=user).delete()
         return Token.objects.create(user=user)
+
+
+def webhook_secret_rotate(*, user) -> str:
+    """Give ``user`` a new webhook signing secret and return it: the only time it is shown.
+
+    Deliveries sent from now on, retries of older events included, are signed
+    with the new secret.
+    """
+    secret = new_webhook_secret()
+    UserSettings.objects.update_or_create(user=user, defaults={"webhook_secret": secret})
+    return secret

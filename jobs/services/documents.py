@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import mimetypes
 import os
 import uuid
@@ -12,7 +13,9 @@ from typing import IO, Union
 from django.conf import settings
 from django.core.files import File
 from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 
+from jobs.errors import StorageFull
 from jobs.models import Document
 from ocr_engine.inputs import Limits, open_document
 
@@ -57,11 +60,6 @@ def document_check(*, file: Upload, filename: str, pages: str | None = None) -> 
         )
 
 
-def document_create(*, owner, file: Upload, filename: str) -> Document:
-    """Validate and store an upload as a Document."""
-    return document_store(owner=owner, checked=document_check(file=file, filename=filename))
-
-
 def document_store(*, owner, checked: CheckedDocument) -> Document:
     """Store a checked upload under a random name; the file is removed again if the row is not saved."""
     document = Document(
@@ -73,11 +71,20 @@ def document_store(*, owner, checked: CheckedDocument) -> Document:
         page_count=checked.page_count,
     )
     name = uuid.uuid4().hex + (mimetypes.guess_extension(checked.media_type) or "")
-    if isinstance(checked.source, bytes):
-        document.file.save(name, ContentFile(checked.source), save=False)
-    else:
-        with open(checked.source, "rb") as fh:
-            document.file.save(name, File(fh), save=False)
+    try:
+        if isinstance(checked.source, bytes):
+            document.file.save(name, ContentFile(checked.source), save=False)
+        else:
+            with open(checked.source, "rb") as fh:
+                document.file.save(name, File(fh), save=False)
+    except OSError as exc:
+        # A partial file must not stay behind; the storage never told us its name.
+        partial = document.file.field.generate_filename(document, name)
+        if default_storage.exists(partial):
+            default_storage.delete(partial)
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise StorageFull("The server has no room to store this file now; try again later.") from None
+        raise
     try:
         document.save()
     except BaseException:
@@ -98,5 +105,8 @@ def _source(file: Upload) -> bytes | Path:
 
 
 def _clean_name(filename: str) -> str:
-    name = os.path.basename((filename or "").replace("\\", "/")).strip()
+    # Control characters (CR/LF, NUL) would break response headers and
+    # PostgreSQL text; names come from uploads and from remote servers.
+    printable = "".join(ch for ch in (filename or "") if ch.isprintable())
+    name = os.path.basename(printable.replace("\\", "/")).strip()
     return (name or "document")[:255]

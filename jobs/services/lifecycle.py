@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import logging
-import os
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -17,6 +15,7 @@ from jobs.errors import JobStateError
 from jobs.models import Job, PageResult
 from jobs.queue import enqueue_job, waiting_task_ids
 from jobs.services.processing import job_fail
+from jobs.services.storage import storage_delete
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +68,7 @@ def job_delete(*, job: Job) -> None:
         if not document.jobs.exists():
             names.append(document.file.name)
             document.delete()
-        transaction.on_commit(lambda: _delete_files(names, folder=f"pages/{job_id}"))
+        transaction.on_commit(lambda: storage_delete(names, folder=f"pages/{job_id}"))
 
 
 def job_requeue(*, job: Job) -> Job:
@@ -121,12 +120,3 @@ def job_requeue_stale() -> int:
         logger.info("Requeued job %s (%s, attempt %s)", job.pk, job.status, job.attempts)
         requeued += 1
     return requeued
-
-
-def _delete_files(names: list[str], *, folder: str) -> None:
-    for name in names:
-        default_storage.delete(name)
-    try:  # FileSystemStorage leaves the emptied per-job folder behind
-        os.rmdir(default_storage.path(folder))
-    except (NotImplementedError, OSError):
-        pass

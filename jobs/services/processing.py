@@ -19,8 +19,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -29,12 +28,18 @@ from jobs.models import Job, PageResult
 from jobs.page_images import encode_page
 from jobs.queue import enqueue_job
 from jobs.services.documents import upload_limits
+from jobs.services.storage import storage_delete
 from jobs.webhooks import webhook_schedule_for_job
+from ocr_engine import stages
 from ocr_engine.errors import OcrError
 from ocr_engine.inputs import open_document
 from ocr_engine.schema import to_dict
 
 logger = logging.getLogger(__name__)
+
+# Transient database errors inside the page loop: tries and the first back-off (doubling).
+DB_RETRIES = 4
+DB_RETRY_DELAY_SECONDS = 0.5
 
 
 @dataclass
@@ -71,7 +76,8 @@ def job_run(*, job_id, worker_id: str, budget_seconds: float, stopping=lambda: F
     # Load (or reuse) the engine before claiming, so model loading never eats
     # into the lease a claimed job is measured against.
     try:
-        engine = engine_pool.get_engine(job.pipeline, job.lang)
+        engine = engine_pool.get_engine(job.pipeline, job.lang, orientation=job.orientation,
+                                        text_layer=job.text_layer)
     except OcrError as exc:
         if job_claim(job_id=job_id, worker_id=worker_id) is not None:
             job_fail(job_id=job_id, code=exc.code, detail=exc.message, worker_id=worker_id)
@@ -92,10 +98,10 @@ def job_run(*, job_id, worker_id: str, budget_seconds: float, stopping=lambda: F
                 return
             # Heartbeat doubles as the cancel check: it fails once the job is
             # canceled, deleted or taken over by another worker.
-            if not job_heartbeat(job_id=job_id, worker_id=worker_id):
+            if not _retrying_db(job_heartbeat, job_id=job_id, worker_id=worker_id):
                 return
             record = _process_page(engine, doc, number)
-            if not job_record_page(job_id=job_id, worker_id=worker_id, record=record):
+            if not _retrying_db(job_record_page, job_id=job_id, worker_id=worker_id, record=record):
                 return
             if index + 1 < len(todo) and (stopping() or time.monotonic() - started > budget_seconds):
                 job_release(job_id=job_id, worker_id=worker_id)
@@ -103,20 +109,35 @@ def job_run(*, job_id, worker_id: str, budget_seconds: float, stopping=lambda: F
     job_finish(job_id=job_id, worker_id=worker_id)
 
 
+def _retrying_db(write, **kwargs):
+    """Call ``write(**kwargs)``, retrying a transient database error (a restart, a dropped
+    connection, a lock held past the busy timeout) a few times before giving up.
+
+    Without this one blip raised out of the task, burnt a job attempt and left
+    the job waiting out the whole lease (OCR_LEASE_SECONDS) before recovery.
+    Both writes are idempotent, so a retry after an unknown outcome is safe.
+    """
+    for attempt in range(DB_RETRIES):
+        try:
+            return write(**kwargs)
+        except (OperationalError, InterfaceError):
+            if attempt + 1 == DB_RETRIES:
+                raise
+            logger.warning("Transient database error in %s, retrying", write.__name__, exc_info=True)
+            # A dropped connection stays broken until closed; the next query reconnects.
+            connection.close_if_unusable_or_obsolete()
+            time.sleep(DB_RETRY_DELAY_SECONDS * 2**attempt)
+
+
 def _process_page(engine, doc, number: int) -> PageRecord:
-    scale = engine.config.scale
     try:
-        t0 = time.perf_counter()
-        image = doc.render(number, scale)
-        rendered = time.perf_counter()
-        out = engine.process_page(
-            image, page_number=number, scale=doc.page_scale(number, scale), dpi=doc.page_dpi(number, scale)
-        )
+        out = engine.process_page(doc, number)
         t1 = time.perf_counter()
-        jpeg, thumb = encode_page(image, thumbnail_size=settings.OCR_THUMBNAIL_SIZE)
-        image.close()
-        timings = {"render": round(rendered - t0, 4), **out.timings,
-                   "store_images": round(time.perf_counter() - t1, 4)}
+        # Store the image the engine read (turned and deskewed): the page's
+        # coordinates, overlays and exports are all in its frame.
+        jpeg, thumb = encode_page(out.image, thumbnail_size=settings.OCR_THUMBNAIL_SIZE)
+        out.image.close()
+        timings = {**out.timings, stages.STORE_IMAGES: round(time.perf_counter() - t1, 4)}
         return PageRecord(page_number=number, page=out.page, raw=out.raw, timings=timings,
                           image_jpeg=jpeg, thumbnail=thumb)
     except OcrError as exc:
@@ -160,11 +181,12 @@ def job_claim(*, job_id, worker_id: str) -> Job | None:
 
 def job_heartbeat(*, job_id, worker_id: str) -> bool:
     """Renew this worker's lease; False when the job is no longer its to run (canceled, deleted, taken over)."""
-    return bool(
-        Job.objects.filter(pk=job_id, status=Job.Status.RUNNING, worker_id=worker_id).update(
-            heartbeat_at=timezone.now()
-        )
-    )
+    return bool(_held(job_id, worker_id).update(heartbeat_at=timezone.now()))
+
+
+def _held(job_id, worker_id: str):
+    """The job while this worker holds it (running, its worker_id): every worker write goes through this."""
+    return Job.objects.filter(pk=job_id, status=Job.Status.RUNNING, worker_id=worker_id)
 
 
 def job_record_page(*, job_id, worker_id: str, record: PageRecord) -> bool:
@@ -176,11 +198,7 @@ def job_record_page(*, job_id, worker_id: str, record: PageRecord) -> bool:
     new_files: list = []
     try:
         with transaction.atomic():
-            job = (
-                Job.objects.select_for_update()
-                .filter(pk=job_id, status=Job.Status.RUNNING, worker_id=worker_id)
-                .first()
-            )
+            job = _held(job_id, worker_id).select_for_update().first()
             if job is None:
                 return False
             existing = PageResult.objects.filter(job=job, page_number=record.page_number).first()
@@ -199,7 +217,7 @@ def job_record_page(*, job_id, worker_id: str, record: PageRecord) -> bool:
             job.pages_done = job.pages.count()
             job.heartbeat_at = timezone.now()
             job.save(update_fields=["pages_done", "heartbeat_at"])
-            transaction.on_commit(lambda: _delete_storage_files(old_files))
+            transaction.on_commit(lambda: storage_delete(old_files))
     except BaseException:
         for f in new_files:
             f.delete(save=False)
@@ -240,9 +258,7 @@ def job_release(*, job_id, worker_id: str) -> bool:
     count, and lets other jobs in the queue take turns with a long one.
     """
     with transaction.atomic():
-        job = Job.objects.select_for_update().filter(
-            pk=job_id, status=Job.Status.RUNNING, worker_id=worker_id
-        ).first()
+        job = _held(job_id, worker_id).select_for_update().first()
         if job is None:
             return False
         job.worker_id, job.heartbeat_at = "", None
@@ -254,19 +270,11 @@ def job_release(*, job_id, worker_id: str) -> bool:
 def job_finish(*, job_id, worker_id: str) -> Job | None:
     """End a job whose pages all have results: ``succeeded``, or ``failed`` (pages_failed) if any page failed."""
     with transaction.atomic():
-        job = (
-            Job.objects.select_for_update()
-            .filter(pk=job_id, status=Job.Status.RUNNING, worker_id=worker_id)
-            .select_related("document")
-            .first()
-        )
+        job = _held(job_id, worker_id).select_for_update().select_related("document").first()
         if job is None:
             return None
         pages = list(job.pages.all())
         failed = [p for p in pages if p.status == PageResult.Status.FAILED]
-        job.timings = _timing_totals(pages)
-        job.finished_at = timezone.now()
-        job.worker_id, job.heartbeat_at = "", None
         if failed:
             numbers = ", ".join(str(p.page_number) for p in failed)
             job.status = Job.Status.FAILED
@@ -276,10 +284,7 @@ def job_finish(*, job_id, worker_id: str) -> Job | None:
             )
         else:
             job.status = Job.Status.SUCCEEDED
-        job.save()
-        transaction.on_commit(lambda: progress.publish(job, job.status, error_code=job.error_code or None))
-        # robust: a webhook that cannot be queued is logged and never fails the finished job.
-        transaction.on_commit(lambda: webhook_schedule_for_job(job=job, event=f"job.{job.status}"), robust=True)
+        _close(job, pages)
     return job
 
 
@@ -294,13 +299,19 @@ def job_fail(*, job_id, code: str, detail: str, worker_id: str | None = None) ->
             return None
         job.status = Job.Status.FAILED
         job.error_code, job.error_detail = code, detail
-        job.finished_at = timezone.now()
-        job.worker_id, job.heartbeat_at = "", None
-        job.timings = _timing_totals(list(job.pages.all()))
-        job.save()
-        transaction.on_commit(lambda: progress.publish(job, "failed", error_code=code))
-        transaction.on_commit(lambda: webhook_schedule_for_job(job=job, event="job.failed"), robust=True)
+        _close(job, list(job.pages.all()))
     return job
+
+
+def _close(job: Job, pages: list[PageResult]) -> None:
+    """Save a job that just reached its final status; announce it (event, webhook) once committed."""
+    job.timings = _timing_totals(pages)
+    job.finished_at = timezone.now()
+    job.worker_id, job.heartbeat_at = "", None
+    job.save()
+    transaction.on_commit(lambda: progress.publish(job, job.status, error_code=job.error_code or None))
+    # robust: a webhook that cannot be queued is logged and never fails the finished job.
+    transaction.on_commit(lambda: webhook_schedule_for_job(job=job, event=f"job.{job.status}"), robust=True)
 
 
 def _timing_totals(pages: list[PageResult]) -> dict[str, float]:
@@ -308,11 +319,6 @@ def _timing_totals(pages: list[PageResult]) -> dict[str, float]:
     for page in pages:
         totals.update({k: v for k, v in (page.timings or {}).items() if isinstance(v, (int, float))})
     return {k: round(v, 4) for k, v in totals.items()}
-
-
-def _delete_storage_files(names: list[str]) -> None:
-    for name in names:
-        default_storage.delete(name)
 
 
 def _opened(document):

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from jobs.errors import JobStateError, LineNotFound
 from jobs.models import Job, LineCorrection, PageResult
+from jobs.progress import publish
 
 
 def line_correct(*, page: PageResult, line_id: str, text: str, user) -> LineCorrection | None:
@@ -25,6 +26,9 @@ def line_correct(*, page: PageResult, line_id: str, text: str, user) -> LineCorr
     original = next((line["text"] for line in page.normalized["lines"] if line["id"] == line_id), None)
     if original is None:
         raise LineNotFound(f"Page {page.page_number} has no line {line_id!r}.")
+    # Other open views of the job re-fetch the page (jobs.progress "corrected").
+    transaction.on_commit(lambda: publish(page.job, "corrected", page_number=page.page_number,
+                                          correction_id=None, kind="line_text", undone=False))
     with transaction.atomic():
         if text == original:  # back to what the engine read: nothing to keep
             LineCorrection.objects.filter(page=page, line_id=line_id).delete()

@@ -16,18 +16,22 @@ from jobs.engine_pool import engine_config
 from jobs.models import Document, Job, UserSettings
 from jobs.queue import cluster_for, enqueue_job
 from jobs.services.documents import CheckedDocument, Upload, document_check, document_store
+from jobs.services.quotas import quota_check
 from jobs.urlguard import check_public_url, fetch_url
+from ocr_engine import pipelines
+from ocr_engine.config import DEFAULT_LANG
 from ocr_engine.errors import GpuRequired
-
-DEFAULT_PIPELINE = Job.Pipeline.STRUCTURE
-DEFAULT_LANG = "en"
+from ocr_engine.pipelines import DEFAULT_PIPELINE
 
 
-def job_options_check(*, pipeline: str, lang: str) -> None:
+
+def job_options_check(*, pipeline: str, lang: str, text_layer: str = "auto", orientation: str = "auto") -> None:
     """Raise UnsupportedOption / GpuRequired for options this server cannot run."""
-    engine_config(pipeline, lang)  # EngineConfig validates pipeline and language
-    if pipeline == Job.Pipeline.VL and not settings.OCR_GPU_CLUSTER:
-        raise GpuRequired("The vl pipeline needs a GPU worker cluster, and this server has none (OCR_GPU_CLUSTER).")
+    # EngineConfig validates every option
+    engine_config(pipeline, lang).with_(text_layer=text_layer, orientation=orientation)
+    if pipelines.get(pipeline).needs_gpu and not settings.OCR_GPU_CLUSTER:
+        raise GpuRequired(
+            f"The {pipeline} pipeline needs a GPU worker cluster, and this server has none (OCR_GPU_CLUSTER).")
 
 
 def job_create(
@@ -37,6 +41,8 @@ def job_create(
     filename: str,
     pipeline: str = DEFAULT_PIPELINE,
     lang: str = DEFAULT_LANG,
+    text_layer: str = "auto",
+    orientation: str = "auto",
     pages: str | None = None,
     webhook_url: str = "",
 ) -> tuple[Job, bool]:
@@ -47,11 +53,11 @@ def job_create(
     OCR_DEDUP_WINDOW_SECONDS returns that earlier job (``reused=True``) unless
     it failed or was canceled.
     """
-    job_options_check(pipeline=pipeline, lang=lang)
+    job_options_check(pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation)
     if webhook_url:
         check_public_url(webhook_url)
     checked = document_check(file=file, filename=filename, pages=pages)
-    dedup_key = _dedup_key(checked, pipeline=pipeline, lang=lang)
+    dedup_key = _dedup_key(checked, pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation)
 
     stored: Document | None = None
     try:
@@ -62,12 +68,15 @@ def job_create(
             existing = _recent_duplicate(owner, dedup_key)
             if existing is not None:
                 return existing, True
+            quota_check(owner=owner, pages=len(checked.page_numbers), size_bytes=checked.size_bytes)
             stored = document_store(owner=owner, checked=checked)
             job = Job.objects.create(
                 owner=owner,
                 document=stored,
                 pipeline=pipeline,
                 lang=lang,
+                text_layer=text_layer,
+                orientation=orientation,
                 pages_spec=(pages or "").strip(),
                 page_numbers=checked.page_numbers,
                 pages_total=len(checked.page_numbers),
@@ -94,8 +103,8 @@ def job_create_from_url(*, owner, file_url: str, **options) -> tuple[Job, bool]:
     return job_create(owner=owner, file=content, filename=filename, **options)
 
 
-def _dedup_key(checked: CheckedDocument, *, pipeline: str, lang: str) -> str:
-    options = json.dumps({"pipeline": pipeline, "lang": lang, "pages": checked.page_numbers}, sort_keys=True)
+def _dedup_key(checked: CheckedDocument, **options) -> str:
+    options = json.dumps({**options, "pages": checked.page_numbers}, sort_keys=True)
     return hashlib.sha256(f"{checked.sha256}:{options}".encode()).hexdigest()
 
 

@@ -6,13 +6,9 @@ from django import forms
 from django.conf import settings
 
 from jobs.engine_pool import available_languages
-from jobs.models import Job
-from jobs.services.submission import DEFAULT_LANG, DEFAULT_PIPELINE
-
-# Where an OcrError from job_create is shown: next to the option it is about;
-# any other code belongs to the file that caused it.
-FIELD_BY_CODE = {"invalid_page_range": "pages", "page_out_of_range": "pages", "gpu_required": "pipeline"}
-
+from ocr_engine import pipelines
+from ocr_engine.config import DEFAULT_LANG
+from ocr_engine.pipelines import DEFAULT_PIPELINE
 
 class MultipleFileInput(forms.ClearableFileInput):
     allow_multiple_selected = True
@@ -34,8 +30,8 @@ class MultipleFileField(forms.FileField):
 
 def pipeline_choices() -> list[tuple[str, str]]:
     return [
-        (value, label if value != Job.Pipeline.VL or settings.OCR_GPU_CLUSTER else f"{label}: needs a GPU cluster")
-        for value, label in Job.Pipeline.choices
+        (p.name, p.label if not p.needs_gpu or settings.OCR_GPU_CLUSTER else f"{p.label}: needs a GPU cluster")
+        for p in pipelines.all()
     ]
 
 
@@ -48,6 +44,12 @@ class UploadForm(forms.Form):
     files = MultipleFileField(label="Files", help_text="PDF, PNG, JPEG, TIFF, BMP or WebP; several at once.")
     pipeline = forms.ChoiceField(initial=DEFAULT_PIPELINE)
     lang = forms.ChoiceField(label="Language", initial=DEFAULT_LANG)
+    text_layer = forms.ChoiceField(
+        label="PDF text", initial="auto", required=False, choices=[("auto", "Use the PDF's own text where it has one"),
+                                                   ("ocr", "OCR every page")])
+    orientation = forms.ChoiceField(
+        label="Orientation", initial="auto", required=False, choices=[("auto", "Turn and deskew pages"),
+                                                      ("none", "Pages are upright")])
     pages = forms.CharField(
         label="Pages", required=False, max_length=255,
         help_text="All pages when empty; e.g. 1-3,7",
@@ -60,4 +62,6 @@ class UploadForm(forms.Form):
         self.fields["lang"].choices = language_choices()
 
     def options(self) -> dict[str, str]:
-        return {name: self.cleaned_data[name] for name in ("pipeline", "lang", "pages")}
+        # Optional choices left out of a post (older clients, scripts) take their initial value.
+        return {name: self.cleaned_data[name] or self.fields[name].initial or ""
+                for name in ("pipeline", "lang", "text_layer", "orientation", "pages")}

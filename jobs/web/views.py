@@ -8,26 +8,24 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, JsonResponse
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
 from jobs import progress, selectors
-from jobs.models import Job, PageResult
-from jobs.results import page_with_corrections
-from jobs.services.accounts import api_token_regenerate
+from jobs.errors import OPTION_FIELD_BY_CODE
+from jobs.api.serializers import job_links
+from jobs.models import Job
+from jobs.services.accounts import api_token_regenerate, webhook_secret_rotate
 from jobs.services.submission import job_create
 from jobs.web.forms import UploadForm
 from ocr_engine import exports
 from ocr_engine.errors import OcrError
-from ocr_engine.schema import REGION_TYPES, to_dict
+from ocr_engine.schema import REGION_TYPES
 
 PAGE_SIZE = 25
-# OcrError codes about the options rather than one file: shown next to that
-# field (None: above the form), and the remaining files are not tried.
-OPTION_ERRORS = {"invalid_page_range": "pages", "gpu_required": "pipeline", "unsupported_option": None}
 EXPORT_LABELS = {"hocr": "hOCR"}
 
 
@@ -62,8 +60,8 @@ def upload(request):
             try:
                 job, reused = job_create(owner=request.user, file=file, filename=file.name, **form.options())
             except OcrError as error:
-                if error.code in OPTION_ERRORS:
-                    form.add_error(OPTION_ERRORS[error.code], error.message)
+                if error.code in OPTION_FIELD_BY_CODE:
+                    form.add_error(OPTION_FIELD_BY_CODE[error.code], error.message)
                     break
                 outcomes.append(Outcome(file.name, error=error))
             else:
@@ -95,17 +93,13 @@ def _visible_job(user, job_id) -> Job:
 
 @login_required
 def job_detail(request, job_id):
-    """The review page; the page data is loaded by static/js/job.js from ``page_data``."""
+    """The review page. static/js/job.js reads pages through the API, following ``links``."""
     job = _visible_job(request.user, job_id)
-    api = reverse("api:job-detail", kwargs={"pk": job.pk})
     config = {
         "job": {**progress.job_summary(job), "page_numbers": job.page_numbers, "reviewed": job.reviewed_at is not None},
         "pages": selectors.job_page_summaries(job),
-        "urls": {
-            "ws": f"/ws/jobs/{job.pk}/",
-            "job": reverse("web:job", kwargs={"job_id": job.pk}),  # + pages/<n>.json
-            "api": api,  # + /pages/<n>/thumbnail, /pages/<n>/lines/<id>, /reviewed, /cancel, /retry
-        },
+        "links": job_links(request, job),
+        "ws": f"/ws/jobs/{job.pk}/",
         "regionTypes": REGION_TYPES,
     }
     return render(request, "jobs/job_detail.html", {
@@ -116,26 +110,7 @@ def job_detail(request, job_id):
     })
 
 
-@login_required
-def page_data(request, job_id, page_number):
-    """One page for the review UI: the normalized page with corrections, and who corrected what."""
-    try:
-        page = selectors.page_get_for_user(request.user, job_id, page_number)
-    except PageResult.DoesNotExist:
-        return JsonResponse({"code": "not_found", "detail": f"Page {page_number} has no result yet."}, status=404)
-    api = reverse("api:job-detail", kwargs={"pk": page.job_id})
-    return JsonResponse({
-        "page_number": page.page_number,
-        "page_status": page.status,
-        "error": {"code": page.error_code, "detail": page.error_detail} if page.error_code else None,
-        "image": f"{api}/pages/{page.page_number}/image" if page.image else None,
-        "mean_confidence": page.mean_confidence,
-        "page": to_dict(page_with_corrections(page)) if page.normalized else None,
-        "corrections": {
-            c.line_id: {"by": c.corrected_by.get_username() if c.corrected_by else None, "at": c.corrected_at}
-            for c in page.corrections.all()
-        },
-    })
+NEW_WEBHOOK_SECRET = "new_webhook_secret"  # session key: the secret is shown on the next page view only
 
 
 @login_required
@@ -143,7 +118,16 @@ def account_settings(request):
     return render(request, "jobs/settings.html", {
         "token": Token.objects.filter(user=request.user).first(),
         "public_url": settings.OCR_PUBLIC_URL,
+        "new_webhook_secret": request.session.pop(NEW_WEBHOOK_SECRET, None),
     })
+
+
+@login_required
+@require_POST
+def webhook_secret_new(request):
+    request.session[NEW_WEBHOOK_SECRET] = webhook_secret_rotate(user=request.user)
+    messages.success(request, "A new webhook secret was made; deliveries are signed with it from now on.")
+    return redirect("web:settings")
 
 
 @login_required

@@ -9,6 +9,7 @@ from uuid import UUID
 from django.conf import settings
 from django.urls import reverse
 
+from jobs.errors import error_dict
 from jobs.models import Job
 
 
@@ -23,7 +24,7 @@ def job_event_payload(job: Job, *, event: str, delivery_id: UUID, timestamp: dat
             "lang": job.lang,
             "pages_total": job.pages_total,
             "pages_done": job.pages_done,
-            "error": {"code": job.error_code, "detail": job.error_detail} if job.error_code else None,
+            "error": error_dict(job.error_code, job.error_detail),
             "created_at": _iso(job.created_at),
             "finished_at": _iso(job.finished_at),
             "links": {"self": _api_url("job-detail", job), "result": _api_url("job-result", job)},

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
 
-import requests
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
@@ -39,9 +38,9 @@ from django.utils import timezone
 from django_q.models import Schedule
 from django_q.tasks import async_task, schedule
 
-from jobs.errors import UrlNotAllowed
+from jobs.errors import UrlNotAllowed, UrlTimedOut
 from jobs.models import Job, UserSettings, WebhookDelivery
-from jobs.urlguard import check_public_url
+from jobs import urlguard
 from jobs.webhooks.payloads import job_event_payload
 from jobs.webhooks.signing import signature_header
 from ocr_engine.errors import OcrError
@@ -50,7 +49,6 @@ logger = logging.getLogger(__name__)
 
 DELIVER_TASK = "jobs.webhooks.tasks.deliver_webhook"
 USER_AGENT = "ocr-platform-webhooks/1"
-_MAX_ERROR_CHARS = 1000
 
 
 @dataclass(frozen=True)
@@ -122,14 +120,6 @@ def _enqueue(delivery_pk: int) -> None:
 
 
 def _send(delivery: WebhookDelivery) -> AttemptOutcome:
-    # Checked again at every attempt: the host's DNS may have changed since the job was created.
-    try:
-        check_public_url(delivery.url)
-    except UrlNotAllowed as exc:
-        return AttemptOutcome(delivered=False, error=f"{exc.code}: {exc.message}", retry=False)
-    except OcrError as exc:  # url_fetch_failed: the host did not resolve, which may pass
-        return AttemptOutcome(delivered=False, error=f"{exc.code}: {exc.message}")
-
     # The owner's current secret, so a rotated secret applies to pending retries too.
     secret = UserSettings.objects.get_or_create(user_id=delivery.job.owner_id)[0].webhook_secret
     body = json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False).encode()
@@ -140,21 +130,23 @@ def _send(delivery: WebhookDelivery) -> AttemptOutcome:
         "X-OCR-Delivery": str(delivery.delivery_id),
         "X-OCR-Signature": signature_header(secret=secret, body=body, timestamp=int(time.time())),
     }
+    # Checked (and the address pinned) at every attempt: the host's DNS may have
+    # changed since the job was created. Redirects are not followed: re-POSTing
+    # across hosts is ill-defined. The receiver's body is never read. Errors are
+    # the fetcher's coarse words: the delivery log is visible to the job's owner.
     timeout = settings.OCR_WEBHOOK_TIMEOUT_SECONDS
     try:
-        # Redirects are not followed: the target of a redirect would escape the
-        # URL guard, and re-POSTing across hosts is ill-defined. stream=True: the
-        # receiver's body is never read, so it cannot make us download anything.
-        with requests.post(delivery.url, data=body, headers=headers, timeout=timeout,
-                           allow_redirects=False, stream=True) as response:
-            status = response.status_code
-    except requests.Timeout:
+        reply = urlguard.request("POST", delivery.url, body=body, headers=headers,
+                                 deadline=time.monotonic() + timeout)
+    except UrlTimedOut:
         return AttemptOutcome(delivered=False, error=f"No response within {timeout:g} s.")
-    except requests.RequestException as exc:
-        return AttemptOutcome(delivered=False, error=f"{exc.__class__.__name__}: {exc}"[:_MAX_ERROR_CHARS])
-    if 200 <= status < 300:
-        return AttemptOutcome(delivered=True, response_status=status)
-    return AttemptOutcome(delivered=False, response_status=status, error=f"HTTP {status}")
+    except UrlNotAllowed as exc:
+        return AttemptOutcome(delivered=False, error=f"{exc.code}: {exc.message}", retry=False)
+    except OcrError as exc:  # url_fetch_failed: unresolvable, refused, timed out: may pass
+        return AttemptOutcome(delivered=False, error=exc.message)
+    if 200 <= reply.status < 300:
+        return AttemptOutcome(delivered=True, response_status=reply.status)
+    return AttemptOutcome(delivered=False, response_status=reply.status, error=f"HTTP {reply.status}")
 
 
 def _record(delivery: WebhookDelivery, outcome: AttemptOutcome) -> WebhookDelivery | None:

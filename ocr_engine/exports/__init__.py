@@ -13,7 +13,7 @@ from PIL import Image
 
 from ..errors import UnsupportedOption
 from ..schema import DocumentResult
-from . import alto, hocr, jsonfmt, markdown, text
+from . import alto, hocr, jsonfmt, markdown, pagexml, text
 
 # format -> (media type, file extension)
 FORMATS = {
@@ -23,6 +23,7 @@ FORMATS = {
     "hocr": ("text/html; charset=utf-8", "hocr"),
     "alto": ("application/xml", "xml"),
     "pdf": ("application/pdf", "pdf"),
+    "page": ("application/xml", "page.xml"),  # PAGE XML 2019; a ZIP of one file per page for longer results
 }
 
 _RENDERERS: dict[str, Callable[[DocumentResult], bytes]] = {
@@ -31,6 +32,7 @@ _RENDERERS: dict[str, Callable[[DocumentResult], bytes]] = {
     "md": markdown.render,
     "hocr": hocr.render,
     "alto": alto.render,
+    "page": pagexml.render,
 }
 
 

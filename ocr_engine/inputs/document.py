@@ -122,6 +122,11 @@ class Document:
         self._check(page_number, scale)
         return self._pages.page_dpi(page_number, scale)
 
+    def with_pdf_page(self, page_number: int, read):
+        """``read(pdfium_page)`` for a PDF page (its text layer and objects); None for images."""
+        self._check(page_number, DEFAULT_SCALE)
+        return self._pages.with_page(page_number, read) if self.kind == "pdf" else None
+
     def iter_pages(self, pages: Iterable[int] | None = None,
                    scale: float = DEFAULT_SCALE) -> Iterator[tuple[int, Image.Image]]:
         """Yield ``(page_number, image)``, rendering each page only when asked for the next."""

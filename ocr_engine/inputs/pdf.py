@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -16,6 +18,8 @@ from .limits import Limits
 # PDFium must not be called from two threads at once, even for different
 # documents; a web process validating uploads in a thread pool would crash.
 _PDFIUM_LOCK = threading.RLock()
+
+T = TypeVar("T")
 
 _RENDERS_PER_OPEN = 32
 
@@ -98,6 +102,15 @@ class PdfPages:
                 bitmap.close()
         finally:
             page.close()
+
+    def with_page(self, page_number: int, read: Callable[[pdfium.PdfPage], T]) -> T:
+        """Call ``read`` with the open pdfium page, under the lock pdfium needs (text layer, objects)."""
+        with _PDFIUM_LOCK:
+            page = self._pdf[page_number - 1]
+            try:
+                return read(page)
+            finally:
+                page.close()
 
     def close(self) -> None:
         with _PDFIUM_LOCK:

@@ -6,7 +6,7 @@ PaddleX's object-detection predictor (what ``LayoutDetection`` uses for PicoDet
 names) feeds ``image`` + ``scale_factor`` and expects the post-processed output
 of a PaddleDetection export: ``boxes`` [M, 6] = [class, score, x1, y1, x2, y2] in
 original-image pixels, and ``box_num`` [N]. This module adds that post-processing
-to the graph with ``onnx`` alone (recipe and checks: offline-models.md §2).
+to the graph with ``onnx`` alone (recipe and checks: the offline-model notes §2).
 """
 
 from __future__ import annotations

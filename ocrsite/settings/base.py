@@ -1,32 +1,49 @@
 """Settings for every deployment, read from the environment in one place.
 
 All environment access goes through ``ocrsite.env``; nothing else in the
-project reads ``os.environ`` for configuration. Names are listed in
-``docs/configuration.md`` (and below, next to their defaults).
+project reads ``os.environ`` for configuration. Names are listed below, next to
+their defaults; ``docker/env/*.env.example`` shows them per deployment role.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from ocrsite.env import env_bool, env_float, env_int, env_list, env_str
+from ocrsite.env import env_bool, env_float, env_int, env_list, env_str, secret_key_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
 
 # --- core -----------------------------------------------------------------
 DEBUG = env_bool("DEBUG", False)
+# The embedded default: no DATABASE_URL, everything under var/ on one machine.
+EMBEDDED = env_str("DATABASE_URL") is None
+# Values shipped in examples and docs. The key also signs django-q2's pickled
+# task payloads, so a guessable one is code execution on the workers.
+EXAMPLE_SECRET_KEYS = {"change-me", "changeme", "secret", "insecure-debug-only-key"}
 SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY and EMBEDDED and not DEBUG:
+    # Every entry point (manage.py, daphne, qcluster) finds the same key,
+    # generated once on this machine and kept with the data it protects.
+    SECRET_KEY = secret_key_file(VAR_DIR / "secret_key")
 if not SECRET_KEY:
     if not DEBUG:
         # No default outside debug: a production deploy that forgot its secret
         # must not boot with a key everyone can read in this file.
         raise ImproperlyConfigured("SECRET_KEY is not set. Set SECRET_KEY (or DEBUG=true for local development).")
     SECRET_KEY = "insecure-debug-only-key"  # only ever used with DEBUG=true
+elif SECRET_KEY.strip().lower() in EXAMPLE_SECRET_KEYS and not DEBUG:
+    raise ImproperlyConfigured("SECRET_KEY is an example value; set a long random one "
+                               "(python -c \"import secrets; print(secrets.token_urlsafe(50))\").")
 
+# HTTPS=true: the site is served over TLS by a reverse proxy that sets
+# X-Forwarded-Proto and X-Forwarded-For (docker/compose.yaml's proxy does).
+# Only then are those headers trusted: without a proxy, any client sends them.
+HTTPS = env_bool("HTTPS", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -49,10 +66,12 @@ INSTALLED_APPS = [
     "jobs",
     "django_q",
     "channels",
+    "axes",  # login lockout (django-axes)
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "ocrsite.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -60,7 +79,17 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
+# django-axes first: it refuses a locked-out username/address before the
+# password is even checked, so guessing cannot go on behind the lockout.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15))
+# One address guessing one user's password is locked; other users and places are not.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
 
 ROOT_URLCONF = "ocrsite.urls"
 WSGI_APPLICATION = "ocrsite.wsgi.application"
@@ -95,9 +124,16 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # SQLite serialises writers; web, worker and scheduler share the file, so
-    # wait for the lock instead of failing with "database is locked".
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # SQLite serialises writers; web, worker, scheduler and the channel layer
+    # share the file (the defaults failed concurrent submits with "database is
+    # locked"). timeout: wait for the write lock. IMMEDIATE: take it at BEGIN, as
+    # a deferred transaction that reads, then writes cannot wait (and dedup's
+    # select_for_update is a no-op on SQLite). WAL: readers never wait for the
+    # writer; synchronous=NORMAL is crash-safe in WAL and skips an fsync a commit.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "timeout": 30, "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    })
     # SQLite creates the file but not its folder; a fresh checkout has no var/.
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -167,6 +203,8 @@ OCR_TASK_BUDGET_SECONDS = env_int("OCR_TASK_BUDGET_SECONDS", 120)
 # this is considered abandoned by a dead worker and is picked up again. Must
 # exceed the slowest single page plus engine start-up.
 OCR_LEASE_SECONDS = env_int("OCR_LEASE_SECONDS", 300)
+# How long a review request waits for a worker to re-read a redrawn box (jobs.reread).
+OCR_REREAD_WAIT_MS = env_int("OCR_REREAD_WAIT_MS", 10_000)
 # A job must end within base + per_page x pages, else it fails with `timeout`.
 OCR_JOB_TIMEOUT_BASE_SECONDS = env_int("OCR_JOB_TIMEOUT_BASE_SECONDS", 600)
 OCR_JOB_TIMEOUT_PER_PAGE_SECONDS = env_int("OCR_JOB_TIMEOUT_PER_PAGE_SECONDS", 120)
@@ -209,8 +247,9 @@ _q_common = {
     # past max_rss (KiB) to return fragmented memory to the OS.
     "recycle": env_int("Q_RECYCLE", 50),
     "max_rss": env_int("Q_MAX_RSS_KB", 4 * 1024 * 1024),
-    # One task at a time per worker: OCR is CPU/GPU bound, prefetching only
-    # makes a job wait behind another worker's long job.
+    # Tasks the cluster pulls ahead of its workers (default 2): OCR is CPU/GPU
+    # bound, and a task prefetched here waits behind this cluster's long jobs
+    # while another cluster's idle worker could have taken it.
     "queue_limit": env_int("Q_QUEUE_LIMIT", 2),
     "bulk": 1,
     "save_limit": env_int("Q_SAVE_LIMIT", 500),
@@ -224,6 +263,11 @@ else:
     # same transaction as the Job row, so neither can exist without the other.
     _q_common["orm"] = "default"
     _q_common["poll"] = env_float("Q_POLL", 0.5)
+
+# Added to the qcluster process's nice value before it forks its workers: OCR
+# saturates every core, and the web process must still answer submits and
+# polls quickly (issue 12: submit p95 1.25 s at 20 clients while workers ran).
+Q_WORKER_NICE = env_int("Q_WORKER_NICE", 10)
 
 Q_CLUSTER = {
     # `name` is the default cluster (no Q_CLUSTER_NAME in the environment) and
@@ -255,10 +299,9 @@ if REDIS_URL:
 elif DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Embedded default (no servers): channels-lite keeps messages in a table of
     # the same SQLite file; the web process polls it (every 0.1 s by default).
+    # It goes through the Django connection, so the WAL/IMMEDIATE/timeout
+    # options above apply to it too.
     INSTALLED_APPS.append("channels_lite")
-    # WAL lets that polling read while a worker writes page results, instead
-    # of readers and the writer taking turns on the whole file.
-    DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA journal_mode=WAL;"
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_lite.layers.core.SQLiteChannelLayer",
@@ -287,17 +330,32 @@ if REDIS_URL:
 # --- REST framework -----------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "jobs.api.auth.RateLimitedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["jobs.api.auth.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "jobs.api.exceptions.exception_handler",
+    # Anonymous calls are counted per address by jobs.api.auth (DRF would throttle
+    # only after refusing them).
+    "DEFAULT_THROTTLE_CLASSES": ["jobs.api.throttles.UserRateThrottle"],
+    # X-Forwarded-For is trusted for one proxy hop only behind HTTPS=true (our proxy).
+    "NUM_PROXIES": 1 if HTTPS else 0,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
 }
+# Requests per period, by scope (jobs/api/throttles.py). "submit": new jobs per user.
+API_THROTTLE_RATES = {
+    "user": env_str("API_THROTTLE_USER", "1200/min"),
+    "anon": env_str("API_THROTTLE_ANON", "60/min"),
+    "submit": env_str("API_THROTTLE_SUBMIT", "120/min"),
+}
+# Per-user quotas; a user's own values (admin, "User settings") override these.
+# 0 means no limit. Exceeding one: 429 {"code": "quota_exceeded"}.
+OCR_QUOTA_PAGES_PER_DAY = env_int("OCR_QUOTA_PAGES_PER_DAY", 5000)
+OCR_QUOTA_STORAGE_BYTES = env_int("OCR_QUOTA_STORAGE_BYTES", 10 * 1024**3)
 SPECTACULAR_SETTINGS = {
     "TITLE": "OCR platform API",
     "DESCRIPTION": "Submit PDFs and images for OCR, follow the job, fetch normalized results and exports.",
@@ -314,11 +372,22 @@ SPECTACULAR_SETTINGS = {
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
+# /metrics needs "Authorization: Bearer <METRICS_TOKEN>" when set.
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+# Scrapes within this many seconds share one collection: the figures are
+# full-table aggregates, and /metrics may be reachable by more than Prometheus.
+METRICS_CACHE_SECONDS = env_float("METRICS_CACHE_SECONDS", 5.0)
+
 # --- security (production) ------------------------------------------------
-if not DEBUG:
+if HTTPS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
-    CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+    SECURE_SSL_REDIRECT = True
+    # Probes inside the cluster speak plain HTTP to the container.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
 
 LOGGING = {
     "version": 1,

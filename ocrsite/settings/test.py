@@ -5,6 +5,11 @@ import os
 os.environ.setdefault("SECRET_KEY", "test-only-not-secret")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/ocr")
 os.environ.setdefault("OCR_ALLOW_PRIVATE_URLS", "true")
+os.environ.setdefault("HTTPS", "false")
+os.environ.setdefault("METRICS_CACHE_SECONDS", "0")
+# One test process makes thousands of calls from 127.0.0.1; tests of the limits set their own.
+os.environ.setdefault("API_THROTTLE_ANON", "100000/min")
+os.environ.setdefault("API_THROTTLE_USER", "100000/min")  # tests read /metrics right after changing the database  # live servers in tests speak plain HTTP on loopback
 # Real channel layer in tests (PostgreSQL deployments use Redis for it).
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
 # Concurrent test runs share that Redis; user ids repeat across their databases.

@@ -4,8 +4,6 @@
 "use strict";
 
 const OCR = (() => {
-  const FINAL = new Set(["succeeded", "failed", "canceled"]);
-
   function csrfToken() {
     const meta = document.querySelector('meta[name="csrf-token"]');
     return meta ? meta.content : "";
@@ -24,6 +22,11 @@ const OCR = (() => {
     let data = null;
     try { data = await response.json(); } catch (e) { data = null; }
     return { ok: response.ok, status: response.status, body: data };
+  }
+
+  /* Fills an RFC 6570 level-1 URL template from a response's links: "…/lines/{line_id}". */
+  function expand(template, values) {
+    return template.replace(/\{(\w+)\}/g, (_, name) => encodeURIComponent(values[name]));
   }
 
   /* A WebSocket that reconnects with backoff until stop() is called or keepOpen() says no. */
@@ -85,5 +88,5 @@ const OCR = (() => {
     setTimeout(() => { button.textContent = "Copy"; }, 1500);
   });
 
-  return { FINAL, request, socket, setStatus, setProgress, formatTime };
+  return { request, expand, socket, setStatus, setProgress, formatTime };
 })();

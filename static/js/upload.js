@@ -12,8 +12,6 @@
   const list = document.getElementById("file-list");
   const submit = document.getElementById("upload-submit");
   const formError = document.getElementById("form-error");
-  // API error codes about an option rather than a file (same as jobs.web.views.OPTION_ERRORS).
-  const OPTION_ERRORS = { invalid_page_range: "pages", gpu_required: "pipeline", unsupported_option: null };
   const items = []; // {file, state: "pending"|"uploading"|"done"|"error", li}
 
   const jobUrl = (id) => form.dataset.jobUrl.replace("00000000-0000-0000-0000-000000000000", id);
@@ -37,7 +35,7 @@
   }
 
   function clearErrors() {
-    ["files", "pipeline", "lang", "pages"].forEach((name) => fieldError(name, ""));
+    ["files", "pipeline", "lang", "text_layer", "orientation", "pages"].forEach((name) => fieldError(name, ""));
     showFormError("");
   }
 
@@ -86,7 +84,7 @@
     return new Promise((resolve) => {
       const data = new FormData();
       data.append("file", item.file, item.file.name);
-      for (const name of ["pipeline", "lang", "pages"]) data.append(name, form.elements[name].value);
+      for (const name of ["pipeline", "lang", "text_layer", "orientation", "pages"]) data.append(name, form.elements[name].value);
       const xhr = new XMLHttpRequest();
       xhr.open("POST", form.dataset.api);
       xhr.setRequestHeader("X-CSRFToken", form.elements.csrfmiddlewaretoken.value);
@@ -129,15 +127,15 @@
       }
       const code = body && body.code ? body.code : "network_error";
       const detail = body && body.detail ? body.detail : "The server could not be reached. Try again.";
-      if (code in OPTION_ERRORS) {
+      if (body && "field" in body) { // about an option, not this file (jobs.errors.OPTION_FIELD_BY_CODE)
         setItem(item, "pending", text(""));
-        if (OPTION_ERRORS[code]) fieldError(OPTION_ERRORS[code], detail); else showFormError(detail);
+        if (body.field) fieldError(body.field, detail); else showFormError(detail);
         break; // the same options would fail for every other file too
       }
       if (code === "invalid_request" && body.fields) {
         let placed = false;
         for (const [name, errors] of Object.entries(body.fields)) {
-          if (["pipeline", "lang", "pages"].includes(name)) { fieldError(name, [].concat(errors).join(" ")); placed = true; }
+          if (["pipeline", "lang", "text_layer", "orientation", "pages"].includes(name)) { fieldError(name, [].concat(errors).join(" ")); placed = true; }
         }
         if (placed) { setItem(item, "pending", text("")); break; }
       }

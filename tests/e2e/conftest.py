@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -69,13 +70,38 @@ def background(args: list[str], env: dict[str, str], log: Path):
 
 @contextlib.contextmanager
 def daphne(env: dict[str, str], log: Path, ready_path: str = "/accounts/login/"):
-    """Run ``daphne ocrsite.asgi:application`` (what `make run` serves) on a free port; yield its base URL."""
+    """Run ``python -m ocrsite.server ocrsite.asgi:application`` (daphne with bounded request bodies, what
+    `make run` serves) on a free port; yield its base URL."""
     port = free_port()
-    args = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "ocrsite.asgi:application"]
+    args = [sys.executable, "-m", "ocrsite.server", "-b", "127.0.0.1", "-p", str(port), "ocrsite.asgi:application"]
     with background(args, {**env, "ALLOWED_HOSTS": "127.0.0.1,localhost"}, log) as process:
         base = f"http://127.0.0.1:{port}"
         wait_until_serving(base + ready_path, process, log)
         yield base
+
+
+@contextlib.contextmanager
+def embedded_default(tmp_path: Path):
+    """What `make run` gives with no DATABASE_URL or REDIS_URL: SQLite, channels-lite, the ORM broker,
+    a worker and the server. Yields (base URL, the bootstrap admin's API token, the manage.py
+    command and environment, for checks afterwards)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CHANNEL_LAYER_PREFIX", "Q_BROKER")}
+    env.update({
+        "DJANGO_SETTINGS_MODULE": "ocrsite.settings.base",
+        "SECRET_KEY": "embedded-e2e-only",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",  # var/db.sqlite3 without it: same engine
+        "MEDIA_ROOT": str(tmp_path / "media"),
+        "Q_WORKERS": "1",
+        "Q_POLL": "0.2",
+    })
+    manage = [sys.executable, "manage.py"]
+    subprocess.run([*manage, "migrate", "--noinput", "-v", "0"], cwd=REPO, env=env, check=True)
+    bootstrap = subprocess.run([*manage, "ocr_bootstrap"], cwd=REPO, env=env, check=True, capture_output=True,
+                               text=True)
+    token = re.search(r"API token: (\w+)", bootstrap.stdout).group(1)
+    with background([*manage, "qcluster"], env, tmp_path / "qcluster.log"), \
+            daphne(env, tmp_path / "daphne.log", ready_path="/api/v1/pipelines") as base:
+        yield base, token, manage, env
 
 
 @pytest.fixture
@@ -92,18 +118,26 @@ def asgi_server(transactional_db, settings, tmp_path):
 
 
 @contextlib.contextmanager
-def browser_page(base_url: str, username: str, password: str, viewport=(1280, 800)):
+def browser_page(base_url: str, username: str, password: str, viewport=(1280, 800), enforce_csp: bool = False):
     """A logged-in page in headless Chromium. Use it after the test's database work:
-    Playwright's sync API runs an event loop, inside which Django refuses ORM calls."""
+    Playwright's sync API runs an event loop, inside which Django refuses ORM calls.
+
+    Tests that evaluate JavaScript strings in the page (``wait_for_function``)
+    need the page's Content-Security-Policy bypassed, since it forbids eval;
+    ``enforce_csp=True`` keeps it, and then any violation fails the test."""
     from playwright.sync_api import sync_playwright
 
     errors: list[str] = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+            context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]},
+                                          bypass_csp=not enforce_csp)
             context.on("weberror", lambda error: errors.append(str(error.error)))
             page = context.new_page()
+            # Anything the Content-Security-Policy blocked is a broken page too.
+            page.on("console", lambda message: errors.append(f"{page.url}: {message.text}")
+                    if "Content Security Policy" in message.text else None)
             page.goto(f"{base_url}/accounts/login/")
             page.fill("#id_username", username)
             page.fill("#id_password", password)

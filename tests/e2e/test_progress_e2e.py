@@ -13,17 +13,13 @@ before the job exists, so it must see every event of it.
 from __future__ import annotations
 
 import asyncio
-import os
-import re
-import subprocess
-import sys
 
 import aiohttp
 import pytest
 import requests
 from rest_framework.authtoken.models import Token
 
-from tests.e2e.conftest import REPO, background, daphne
+from tests.e2e.conftest import embedded_default
 from tests.jobs.helpers import small_png
 
 pytestmark = [pytest.mark.e2e, pytest.mark.models]
@@ -70,23 +66,7 @@ def test_worker_events_reach_a_websocket_client_over_redis(user, asgi_server, qc
 
 def test_worker_events_reach_a_websocket_client_on_the_embedded_default(tmp_path):
     """SQLite + channels-lite: what `make run` gives without DATABASE_URL and REDIS_URL."""
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CHANNEL_LAYER_PREFIX", "Q_BROKER")}
-    env.update({
-        "DJANGO_SETTINGS_MODULE": "ocrsite.settings.base",
-        "SECRET_KEY": "embedded-e2e-only",
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",  # var/db.sqlite3 without it: same engine
-        "MEDIA_ROOT": str(tmp_path / "media"),
-        "Q_WORKERS": "1",
-        "Q_POLL": "0.2",
-    })
-    manage = [sys.executable, "manage.py"]
-    subprocess.run([*manage, "migrate", "--noinput", "-v", "0"], cwd=REPO, env=env, check=True)
-    bootstrap = subprocess.run([*manage, "ocr_bootstrap"], cwd=REPO, env=env, check=True, capture_output=True,
-                               text=True)
-    token = re.search(r"API token: (\w+)", bootstrap.stdout).group(1)
-
-    with background([*manage, "qcluster"], env, tmp_path / "qcluster.log"), \
-            daphne(env, tmp_path / "daphne.log", ready_path="/api/v1/pipelines") as base:
+    with embedded_default(tmp_path) as (base, token, _, _):
         job_id, messages = asyncio.run(follow_one_job(base, token))
 
     assert_full_progress(messages)

@@ -45,3 +45,36 @@ def test_env_helpers_parse_and_reject(monkeypatch):
     monkeypatch.setenv("X_BOOL", "maybe")
     with pytest.raises(ImproperlyConfigured, match="X_BOOL"):
         env_bool("X_BOOL", False)
+
+
+def manage(args: list[str], **env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env={"PATH": os.environ["PATH"], **env},
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_example_secret_keys_are_refused(tmp_path):
+    for example in ("change-me", "CHANGE-ME"):
+        refused = boot(SECRET_KEY=example, DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3")
+        assert refused.returncode != 0 and "example value" in refused.stderr
+
+
+def test_embedded_default_generates_one_key_every_entry_point_reads(tmp_path):
+    """`make run`, then the README's `manage.py drf_create_token`: no environment, same key."""
+    code = ("import ocrsite.settings.base as s, pathlib; "
+            "assert s.SECRET_KEY == (s.VAR_DIR / 'secret_key').read_text().strip(); print(s.SECRET_KEY)")
+    keys = {subprocess.run([sys.executable, "-c", code], cwd=REPO, env={"PATH": os.environ["PATH"]},
+                           capture_output=True, text=True, timeout=60, check=True).stdout for _ in range(2)}
+    assert len(keys) == 1 and len(keys.pop().strip()) >= 50
+
+
+def test_check_deploy_is_clean_with_the_production_example(tmp_path):
+    env = {}
+    for line in (REPO / "docker/env/common.env.example").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.partition("=")
+            env[name] = value
+    env.update(SECRET_KEY="a-real-deployment-key-" + "x" * 40, DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3",
+               REDIS_URL="redis://127.0.0.1:6379/15")
+    checked = manage(["check", "--deploy", "--fail-level", "WARNING"], **env)
+    assert checked.returncode == 0, checked.stderr + checked.stdout
+    assert "no issues" in checked.stdout

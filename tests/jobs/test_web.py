@@ -154,7 +154,9 @@ def test_job_page_carries_what_the_script_needs(browser, user):
                         .group(1))
     assert config["job"]["id"] == str(job.pk) and config["job"]["page_numbers"] == [1]
     assert config["pages"] == [{"page_number": 1, "page_status": "succeeded", "line_count": 2, "region_count": 1}]
-    assert config["urls"] == {"ws": f"/ws/jobs/{job.pk}/", "job": f"/jobs/{job.pk}/", "api": f"/api/v1/jobs/{job.pk}"}
+    assert config["ws"] == f"/ws/jobs/{job.pk}/"
+    api = f"http://testserver/api/v1/jobs/{job.pk}"
+    assert config["links"]["self"] == api and config["links"]["page"] == api + "/pages/{page_number}"
     for fmt in ("txt", "md", "json", "hocr", "alto", "pdf"):
         assert f'href="/api/v1/jobs/{job.pk}/export.{fmt}"' in html
 
@@ -162,8 +164,10 @@ def test_job_page_carries_what_the_script_needs(browser, user):
 def test_job_page_of_another_user_is_404(browser, other_user):
     job = JobFactory(owner=other_user)
     assert browser.get(f"/jobs/{job.pk}/").status_code == 404
-    assert browser.get(f"/jobs/{job.pk}/pages/1.json").status_code == 404
+    assert browser.get(f"/api/v1/jobs/{job.pk}/pages/1").status_code == 404
 
+
+# The review UI reads pages through the API with its session: one page shape.
 
 def test_page_data_has_corrections_and_who_made_them(browser, user):
     job = finished_job(user)
@@ -171,19 +175,21 @@ def test_page_data_has_corrections_and_who_made_them(browser, user):
     LineCorrection.objects.create(page=page, line_id="p1-l2", text="Second line, fixed", original_text="Second line",
                                   corrected_by=user)
 
-    data = browser.get(f"/jobs/{job.pk}/pages/1.json").json()
+    data = browser.get(f"/api/v1/jobs/{job.pk}/pages/1?raw=false").json()
 
-    assert data["image"] == f"/api/v1/jobs/{job.pk}/pages/1/image"
-    lines = data["page"]["lines"]
+    assert data["links"]["image"] == f"http://testserver/api/v1/jobs/{job.pk}/pages/1/image"
+    assert data["links"]["line"] == f"http://testserver/api/v1/jobs/{job.pk}/pages/1/lines/{{line_id}}"
+    assert "raw" not in data
+    lines = data["normalized"]["lines"]
     assert [(ln["text"], ln["original_text"]) for ln in lines] == [("Hello world", None),
                                                                  ("Second line, fixed", "Second line")]
-    assert data["page"]["text"] == "Hello world\nSecond line, fixed"
+    assert data["normalized"]["text"] == "Hello world\nSecond line, fixed"
     assert data["corrections"]["p1-l2"]["by"] == "alice"
 
 
 def test_page_data_of_an_unfinished_page_is_404(browser, user):
     job = JobFactory(owner=user)
-    response = browser.get(f"/jobs/{job.pk}/pages/1.json")
+    response = browser.get(f"/api/v1/jobs/{job.pk}/pages/1")
     assert response.status_code == 404 and response.json()["code"] == "not_found"
 
 
@@ -191,8 +197,8 @@ def test_failed_page_data_carries_its_error(browser, user):
     job = JobFactory(owner=user)
     PageResultFactory(job=job, status=PageResult.Status.FAILED, error_code="recognition_failed",
                       error_detail="boom")
-    data = browser.get(f"/jobs/{job.pk}/pages/1.json").json()
-    assert data["page"] is None and data["error"] == {"code": "recognition_failed", "detail": "boom"}
+    data = browser.get(f"/api/v1/jobs/{job.pk}/pages/1").json()
+    assert data["normalized"] is None and data["error"] == {"code": "recognition_failed", "detail": "boom"}
 
 
 # --- settings -------------------------------------------------------------

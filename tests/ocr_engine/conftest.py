@@ -67,3 +67,25 @@ def write_file(tmp_path):
 def models_dir() -> Path:
     """The offline model pack that `make test` builds (OCR_MODELS_DIR, else <repo>/models)."""
     return Path(os.environ.get("OCR_MODELS_DIR", Path(__file__).resolve().parents[2] / "models"))
+
+
+@pytest.fixture(scope="session")
+def structure_engine(models_dir):
+    """Loaded once per session: every model test shares it (loading costs seconds)."""
+    from ocr_engine.config import EngineConfig
+    from ocr_engine.engine import Engine
+
+    return Engine(EngineConfig(pipeline="structure", models_dir=models_dir))
+
+
+@pytest.fixture(scope="session")
+def ocr_engine(models_dir):
+    from ocr_engine.config import EngineConfig
+    from ocr_engine.engine import Engine
+
+    return Engine(EngineConfig(pipeline="ocr", models_dir=models_dir))
+
+
+@pytest.fixture(params=["ocr", "structure"])
+def engine(request):
+    return request.getfixturevalue(f"{request.param}_engine")

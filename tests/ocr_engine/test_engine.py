@@ -15,23 +15,8 @@ pytestmark = pytest.mark.models
 MAX_CER = 0.02
 
 
-@pytest.fixture(scope="module")
-def structure_engine(models_dir):
-    return Engine(EngineConfig(pipeline="structure", models_dir=models_dir))
-
-
-@pytest.fixture(scope="module")
-def ocr_engine(models_dir):
-    return Engine(EngineConfig(pipeline="ocr", models_dir=models_dir))
-
-
-@pytest.fixture(params=["ocr", "structure"])
-def engine(request):
-    return request.getfixturevalue(f"{request.param}_engine")
-
-
 def read(engine: Engine, sample: samples.SamplePage):
-    return engine.process_page(sample.image, page_number=1, scale=sample.dpi / 72, dpi=sample.dpi).page
+    return engine.process_image(sample.image, page_number=1, scale=sample.dpi / 72, dpi=sample.dpi).page
 
 
 def line_text(page) -> str:
@@ -173,7 +158,7 @@ def test_typeset_two_column_paper(engine, scan):
         image = doc.render(1, scale=2.0)
     if scan:
         image = samples.scanned(image)
-    page = engine.process_page(image, page_number=1, scale=2.0, dpi=144).page
+    page = engine.process_image(image, page_number=1, scale=2.0, dpi=144).page
     assert_lines_mapped(page)
     assert samples.cer(truth, line_text(page)) <= MAX_CER  # wrong column order would cost far more
     if not scan:  # on a skewed, noisy scan heading splits and the tiny page number are not yet reliable

@@ -176,7 +176,7 @@ def test_hand_built_results_are_valid(result):
 
 
 def test_formats_and_unknown_format(result):
-    assert set(exports.FORMATS) == {"json", "txt", "md", "hocr", "alto", "pdf"}
+    assert set(exports.FORMATS) == {"json", "txt", "md", "hocr", "alto", "pdf", "page"}
     assert exports.FORMATS["alto"] == ("application/xml", "xml")
     with pytest.raises(UnsupportedOption) as caught:
         exports.render(result, "docx")

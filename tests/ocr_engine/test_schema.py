@@ -12,7 +12,8 @@ import jsonschema
 import pytest
 
 from ocr_engine import schema
-from ocr_engine.config import BACKENDS, PIPELINES
+from ocr_engine.config import BACKENDS
+from ocr_engine.pipelines import names as pipeline_names
 from ocr_engine.exports.markdown import document_markdown
 from ocr_engine.exports.text import document_text
 from ocr_engine.validation import InvalidResult, load_schema, validate_page, validate_result
@@ -80,7 +81,7 @@ def test_schema_matches_the_code_constants():
     defs = published["$defs"]
     assert set(published["properties"]) == {f.name for f in dataclasses.fields(schema.DocumentResult)}
     assert tuple(defs["Region"]["properties"]["type"]["enum"]) == schema.REGION_TYPES
-    assert tuple(defs["EngineInfo"]["properties"]["pipeline"]["enum"]) == PIPELINES
+    assert tuple(defs["EngineInfo"]["properties"]["pipeline"]["enum"]) == tuple(pipeline_names())
     assert tuple(defs["EngineInfo"]["properties"]["backend"]["enum"]) == BACKENDS
     jsonschema.validate(schema.SCHEMA_VERSION, published["properties"]["schema_version"])
 

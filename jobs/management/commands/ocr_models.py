@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django_q.conf import Conf
 
 from jobs import engine_pool, worker
-from ocr_engine.config import PIPELINES
+from ocr_engine.pipelines import names as pipeline_names
 from ocr_engine.models import MODEL_DIRS, build_pack, pack_status
 from ocr_engine.models.table import BuildToolMissing
 
@@ -38,7 +38,7 @@ class Command(BaseCommand):
         install.add_argument("--official", action="store_true",
                              help="download PaddleOCR's official models instead (needs internet), by building "
                                   "each pipeline once")
-        install.add_argument("--pipeline", action="append", choices=PIPELINES,
+        install.add_argument("--pipeline", action="append", choices=pipeline_names(),
                              help="with --official: pipelines to download (repeatable; default ocr and structure)")
         install.add_argument("--lang", action="append",
                              help="with --official: languages to download (repeatable; default en)")

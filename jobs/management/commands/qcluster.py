@@ -7,8 +7,10 @@ this command over django-q2's (the same way daphne overrides ``runserver``);
 
 from __future__ import annotations
 
+import os
 import signal
 
+from django.conf import settings
 from django.core.management.base import CommandError
 from django_q.conf import Conf
 from django_q.management.commands.qcluster import Command as QclusterCommand
@@ -29,6 +31,8 @@ class Command(QclusterCommand):
             raise CommandError(f"The {cluster} worker cannot start, its models are missing or damaged:\n  "
                                + "\n  ".join(problems))
         worker.install_drain()
+        # Before django-q2 forks: the sentinel, workers and scheduler inherit it.
+        os.nice(settings.Q_WORKER_NICE)
         super().handle(*args, **options)  # returns once the cluster runs; the process then waits for it
         # django-q2 installed its stop handlers while starting; ours run first, then theirs.
         worker.drain_on(signal.SIGTERM, signal.SIGINT)

@@ -1,0 +1,55 @@
+"""Rebuild the real-page corpus (``tests/ocr_engine/data/corpus``) from Debian documentation PDFs.
+
+    apt-get download r-doc-pdf debian-reference-fr debian-reference-es maint-guide-fr
+    for f in *.deb; do dpkg -x "$f" x; done
+    .venv/bin/python bench/build_corpus.py x          # x: where the packages were unpacked
+
+Each page is rendered at 144 DPI (scale 2), reduced to 16 grey levels (small PNGs, the same
+pixels for every reader), and stored with the PDF page's own text layer (pypdfium2) as its
+ground truth. ``manifest.json`` lists page, language, source and the failure class it stands for.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pypdfium2
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "ocr_engine" / "data" / "corpus"
+
+# (name, language, PDF path under the unpack root or absolute, 1-based page, what it stands for)
+PAGES = [
+    ("debref-fr-79", "fr", "usr/share/debian-reference/debian-reference.fr.pdf", 79, "ruled tables with notes boxes"),
+    ("debref-fr-159", "fr", "usr/share/debian-reference/debian-reference.fr.pdf", 159, "prose, boxed notes, code"),
+    ("debref-es-82", "es", "usr/share/debian-reference/debian-reference.es.pdf", 82, "two dense ruled tables"),
+    ("debref-es-143", "es", "usr/share/debian-reference/debian-reference.es.pdf", 143, "icon boxes, table, code"),
+    ("maint-fr-17", "fr", "usr/share/doc/maint-guide-fr/maint-guide.fr.pdf", 17, "prose, code, footnotes"),
+    ("rintro-39", "en", "usr/share/R/doc/manual/R-intro.pdf", 39, "boxed monospace data frame"),
+    ("rintro-43", "en", "usr/share/R/doc/manual/R-intro.pdf", 43, "program output, stem-and-leaf plot"),
+    ("rexts-120", "en", "usr/share/R/doc/manual/R-exts.pdf", 120, "monospace profiler tables"),
+    ("libtasn1-5", "en", "/usr/share/doc/libtasn1-doc/libtasn1.pdf", 5, "manual, code listing"),
+    ("libtasn1-13", "en", "/usr/share/doc/libtasn1-doc/libtasn1.pdf", 13, "manual, API reference"),
+    ("shared-mime-info-4", "en", "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf", 4, "spec, lists"),
+    ("shared-mime-info-9", "en", "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf", 9, "spec, table"),
+]
+
+
+def build(unpacked: Path) -> None:
+    CORPUS.mkdir(parents=True, exist_ok=True)
+    manifest = []
+    for name, lang, pdf, number, what in PAGES:
+        path = Path(pdf) if pdf.startswith("/") else unpacked / pdf
+        page = pypdfium2.PdfDocument(path)[number - 1]
+        image = page.render(scale=2).to_pil().convert("L").quantize(16)
+        image.save(CORPUS / f"{name}.png", optimize=True)
+        text = page.get_textpage().get_text_range().replace("\r", "").replace("\ufffe", "")
+        (CORPUS / f"{name}.txt").write_text(text, encoding="utf-8")
+        manifest.append({"name": name, "lang": lang, "source": f"{path.name} page {number}", "class": what})
+    (CORPUS / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    build(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/"))

@@ -1,0 +1,60 @@
+"""Stored files (documents, page images, thumbnails): removing them with their rows, and sweeping orphans.
+
+Page images are written before the row that names them commits (the row must
+not name a file that is not there yet), so a worker killed in between leaves
+files that nothing references. The sweep removes those, but only once they are
+older than any page being stored right now could be.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from datetime import timedelta
+
+from django.core.files.storage import default_storage
+from django.utils import timezone
+
+from jobs.models import Document, PageResult
+
+logger = logging.getLogger(__name__)
+
+SWEPT_FOLDERS = ("pages", "documents")
+GRACE = timedelta(hours=1)
+
+
+def storage_delete(names: list[str], *, folder: str | None = None) -> None:
+    """Delete ``names`` from the default storage, then ``folder`` if it is now empty."""
+    for name in names:
+        default_storage.delete(name)
+    if folder is None:
+        return
+    try:  # FileSystemStorage leaves the emptied per-job folder behind
+        os.rmdir(default_storage.path(folder))
+    except (NotImplementedError, OSError):
+        pass
+
+
+def orphan_files_sweep(*, grace: timedelta = GRACE) -> list[str]:
+    """Delete files under the stored folders that no Document or PageResult names; return their names."""
+    referenced = set(Document.objects.values_list("file", flat=True))
+    for image, thumbnail in PageResult.objects.values_list("image", "thumbnail"):
+        referenced.update((image, thumbnail))
+    cutoff = timezone.now() - grace
+    removed = []
+    for name in _files(*SWEPT_FOLDERS):
+        if name not in referenced and default_storage.get_modified_time(name) < cutoff:
+            default_storage.delete(name)
+            removed.append(name)
+    if removed:
+        logger.info("removed %d orphan file(s)", len(removed))
+    return removed
+
+
+def _files(*folders: str):
+    pending = [folder for folder in folders if default_storage.exists(folder)]
+    while pending:
+        folder = pending.pop()
+        subfolders, files = default_storage.listdir(folder)
+        pending.extend(f"{folder}/{sub}" for sub in subfolders)
+        yield from (f"{folder}/{name}" for name in files)

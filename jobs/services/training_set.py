@@ -1,0 +1,117 @@
+"""Corrections as training data: a PaddleOCR recognition training ZIP and the engine's error rate.
+
+One builder serves ``GET /api/v1/training-set`` and ``manage.py ocr_training_set``.
+A line counts as corrected when the reviewer changed its text, drew it, or
+redrew its box; its crop is cut from the stored page image along the corrected
+polygon (as the re-read does). The ZIP holds::
+
+    crops/<job>-p<page>-<line>.png
+    rec_gt.txt        crops/...png<TAB>corrected text   (PaddleOCR's rec label format)
+    engine_reading.txt  crops/...png<TAB>corrected text<TAB>what the engine read ("" for a drawn line)
+
+The CER report compares, page by page, the engine's page text with the corrected one.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Q, QuerySet
+from PIL import Image
+
+from jobs.models import Job, PageResult
+from jobs.results import page_with_corrections
+from ocr_engine.metrics import edit_distance, squeeze
+from ocr_engine.schema import Line, page_from_dict
+
+
+@dataclass(frozen=True)
+class CorrectedLine:
+    job_id: str
+    page: PageResult
+    line: Line
+    engine_text: str  # "" when the engine had no line there
+
+    @property
+    def path(self) -> str:
+        return f"crops/{self.job_id}-p{self.page.page_number}-{self.line.id}.png"
+
+
+def reviewed_jobs(user, since: datetime | None = None) -> QuerySet[Job]:
+    """``user``'s jobs with reviewers' corrections (text or live geometry edits), made at or after ``since``."""
+    text = Q(pages__corrections__isnull=False)
+    geometry = Q(pages__edits__isnull=False, pages__edits__undone_at__isnull=True)
+    if since is not None:
+        text &= Q(pages__corrections__corrected_at__gte=since)
+        geometry &= Q(pages__edits__made_at__gte=since)
+    return Job.objects.filter(text | geometry, owner=user).distinct().order_by("-created_at")
+
+
+def _pages(job: Job) -> QuerySet[PageResult]:
+    return job.pages.filter(status=PageResult.Status.SUCCEEDED).prefetch_related("corrections", "edits")
+
+
+def corrected_lines(job: Job) -> list[CorrectedLine]:
+    found = []
+    for page in _pages(job):
+        engine = {line.id: line for line in page_from_dict(page.normalized).lines}
+        for line in page_with_corrections(page).lines:
+            before = engine.get(line.id)
+            if before is None or before.text != line.text or before.polygon != line.polygon:
+                found.append(CorrectedLine(str(job.pk), page, line, before.text if before else ""))
+    return found
+
+
+def training_zip(user, since: datetime | None = None) -> bytes:
+    from ocr_engine.reread import crop_polygon  # OpenCV only, no models
+
+    buffer = io.BytesIO()
+    labels, readings = [], []
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for job in reviewed_jobs(user, since):
+            images: dict[int, Image.Image] = {}
+            for item in corrected_lines(job):
+                if not item.line.text.strip() or not item.page.image:
+                    continue  # an emptied line teaches the recogniser nothing
+                image = images.get(item.page.pk)
+                if image is None:
+                    with item.page.image.open("rb") as fh:
+                        image = images[item.page.pk] = Image.open(fh).convert("RGB")
+                fx = image.width / item.page.normalized["width"]
+                fy = image.height / item.page.normalized["height"]
+                crop = crop_polygon(image, [[x * fx, y * fy] for x, y in item.line.polygon])
+                png = io.BytesIO()
+                crop.save(png, "PNG")
+                archive.writestr(item.path, png.getvalue())
+                labels.append(f"{item.path}\t{item.line.text}")
+                readings.append(f"{item.path}\t{item.line.text}\t{item.engine_text}")
+        archive.writestr("rec_gt.txt", "".join(f"{row}\n" for row in labels))
+        archive.writestr("engine_reading.txt", "".join(f"{row}\n" for row in readings))
+    return buffer.getvalue()
+
+
+def job_cer(job: Job) -> dict:
+    """{errors, characters, cer, corrected_lines}: the engine's page texts against the corrected ones."""
+    errors = characters = 0
+    for page in _pages(job):
+        engine_text = squeeze(page_from_dict(page.normalized).text)
+        corrected = squeeze(page_with_corrections(page).text)
+        errors += edit_distance(corrected, engine_text)
+        characters += len(corrected)
+    return {"errors": errors, "characters": characters,
+            "cer": round(errors / characters, 4) if characters else None,
+            "corrected_lines": len(corrected_lines(job))}
+
+
+def cer_report(user, job: Job | None = None) -> dict:
+    """Per reviewed job and over all of them (characters-weighted)."""
+    jobs = [job] if job is not None else list(reviewed_jobs(user))
+    per_job = {str(j.pk): job_cer(j) for j in jobs}
+    errors = sum(r["errors"] for r in per_job.values())
+    characters = sum(r["characters"] for r in per_job.values())
+    return {"jobs": per_job, "overall": {"errors": errors, "characters": characters,
+                                         "cer": round(errors / characters, 4) if characters else None}}
+

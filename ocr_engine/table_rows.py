@@ -1,0 +1,135 @@
+"""Tables found from the geometry of text lines alone (the ``ocr`` pipeline has no layout model).
+
+A table is a run of *visual rows* (lines that share a baseline band) in which two or
+more short pieces sit side by side. Ruled tables wrap long cells over several lines
+and often centre the label of a row vertically beside them, so visual rows are then
+regrouped into *table rows*: one per label in the first column, each line going to
+the label nearest to it vertically. A cell is then every line of one table row in
+one column, read top to bottom, so a table reads row by row, cells separated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from statistics import median
+
+from .geometry import Box
+from .reading_order import visual_rows
+
+Row = list[list[int]]  # a table row: its cells left to right, each the indices of its lines top to bottom
+
+
+def find_table_rows(boxes: Sequence[Box], texts: Sequence[str]) -> list[list[Row]]:
+    """Tables on the page, each as its rows of cells (line indices)."""
+    return [_table_rows(run, boxes, texts) for run in _runs(visual_rows(boxes), boxes, texts)]
+
+
+def _runs(rows: list[list[int]], boxes: Sequence[Box], texts: Sequence[str]) -> list[list[list[int]]]:
+    """Runs of table-like visual rows.
+
+    Without a layout model, stacked cells ("Region", "North", "South") would
+    otherwise be grouped into a column-shaped paragraph and read column by column.
+    Prose columns are not mistaken for tables because their lines are long and a
+    column's lines are not short labels with a wide gap after them.
+    """
+    def short_cells(row: list[int]) -> bool:
+        words = sorted(len(texts[i].split()) for i in row)
+        return len(row) >= 2 and words[len(words) // 2] <= 3
+
+    def cellular(row: list[int], h: float) -> bool:
+        # Or a column of short labels beside wrapped descriptions (a ruled two-column table):
+        # a short first cell and a gap wider than a word space.
+        return short_cells(row) or (len(row) >= 2 and len(texts[row[0]].split()) <= 5
+                                    and boxes[row[1]][0] - boxes[row[0]][2] >= h)
+
+    def table_like(run: list[list[int]]) -> bool:
+        """Two rows of short cells, or three label rows whose labels end at different places.
+
+        Lines of justified prose columns all end at the column's edge, and two short
+        last lines of paragraphs side by side with the other column are common; three
+        ragged labels are not.
+        """
+        if sum(short_cells(row) for row in run) >= 2:
+            return True
+        ends = [boxes[row[0]][2] for row in run if len(row) >= 2]
+        h = median(boxes[i][3] - boxes[i][1] for row in run for i in row)
+        return len(ends) >= 3 and max(ends) - min(ends) > h
+
+    def wraps(row: list[int], run: list[list[int]], h: float) -> bool:
+        """One line right under the run that starts where a column of the run starts: a wrapped cell."""
+        if len(row) != 1 or boxes[row[0]][1] - max(boxes[i][3] for i in run[-1]) > 0.6 * h:
+            return False
+        b = boxes[row[0]]
+        starts = [boxes[i][0] for i in max(run, key=len)]
+        if abs(b[0] - starts[0]) < h:  # the first column wraps only within its own width
+            return b[2] < starts[1]
+        return any(abs(b[0] - x) < h for x in starts[1:])
+
+    runs: list[list[list[int]]] = []
+    prev = None  # the last side-by-side row of the current run
+    for row in rows:
+        h = median(boxes[i][3] - boxes[i][1] for i in row)
+        if prev and wraps(row, runs[-1], h):
+            runs[-1].append(row)
+            continue
+        if not cellular(row, h):
+            prev = None  # a line of prose or code between two tables ends the first
+            continue
+        if prev and abs(len(prev) - len(row)) <= 1 and (
+                min(boxes[i][1] for i in row) - max(boxes[i][3] for i in runs[-1][-1])) < 2.5 * h:
+            runs[-1].append(row)
+        else:
+            runs.append([row])
+        prev = row
+    return [run for run in runs if table_like(run)]
+
+
+def _table_rows(run: list[list[int]], boxes: Sequence[Box], texts: Sequence[str]) -> list[Row]:
+    """Visual rows -> table rows with multi-line cells (see the module docstring)."""
+    widest = max(run, key=len)
+    starts = [boxes[i][0] for i in widest]
+    h = median(boxes[i][3] - boxes[i][1] for row in run for i in row)
+
+    def column(i: int) -> int:
+        return min(range(len(starts)), key=lambda c: abs(boxes[i][0] - starts[c]))
+
+    def centre(i: int) -> float:
+        return (boxes[i][1] + boxes[i][3]) / 2
+
+    members = [i for row in run for i in row]
+    labels = [i for i in members if column(i) == 0 and abs(boxes[i][0] - starts[0]) < h]
+    # A label that wraps: a first-column line right under another one, starting in lower case.
+    heads: list[list[int]] = []
+    for i in sorted(labels, key=centre):
+        if heads and boxes[i][1] - boxes[heads[-1][-1]][3] < 0.6 * h and texts[i][:1].islower():
+            heads[-1].append(i)
+        else:
+            heads.append([i])
+    if len(heads) < 2:  # no label column: every visual row is a table row
+        return [[[i] for i in row] for row in run]
+    anchor = [sum(centre(i) for i in head) / len(head) for head in heads]
+    table: list[dict[int, list[int]]] = [{0: head} for head in heads]
+    # Rows above the first label (a header row over a column of row labels) stay rows of their own.
+    first_top = boxes[heads[0][0]][1]
+    above = [[i for i in row if centre(i) < first_top] for row in run]
+    above = [row for row in above if row]
+    for i in members:
+        if i in labels or centre(i) < first_top:
+            continue
+        r = min(range(len(heads)), key=lambda k: abs(centre(i) - anchor[k]))
+        table[r].setdefault(column(i), []).append(i)
+    return [[[i] for i in row] for row in above] + [
+        [sorted(cells[c], key=centre) for c in sorted(cells)] for cells in table]
+
+
+
+def reading_order(boxes: Sequence[Box], texts: Sequence[str]) -> list[int] | None:
+    """The lines of a table region row by row, cell by cell; None when they form no columns.
+
+    Used for the layout model's table regions too: the line geometry places wrapped
+    cells and vertically centred row labels more reliably than predicted cell boxes.
+    """
+    rows = visual_rows(boxes)
+    if max(len(row) for row in rows) < 2:
+        return None
+    return [i for row in _table_rows(rows, boxes, texts) for cell in row for i in cell]

@@ -1,0 +1,126 @@
+"""The ASGI server: daphne, with request bodies bounded before they are stored.
+
+daphne (Twisted underneath) reads a whole request body into a temporary file
+before the application sees the request, so a limit checked by Django (or by
+any ASGI middleware) comes after the disk is already full: ``POST /healthz``
+with a 20 GB body filled it. Here the body's size is judged when the headers
+arrive, from ``Content-Length``, and again while it streams (chunked bodies,
+lying lengths); past the limit the client gets 413 and the connection closes,
+with nothing kept.
+
+Only the upload routes take large bodies, and only with credentials (a token
+header or a session cookie; Django checks them afterwards, so a bogus one
+costs at most one upload's size). Everything else gets ``OCR_MAX_BODY_BYTES``.
+
+Run it as ``python -m ocrsite.server -b 127.0.0.1 -p 8000 ocrsite.asgi:application``
+(daphne's own options).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from daphne.cli import CommandLineInterface
+from daphne.http_protocol import HTTPFactory, WebRequest
+from daphne.server import Server
+
+# POST /api/v1/jobs and the upload form: where documents come in.
+UPLOAD_PATHS = re.compile(rb"^/(api/v1/jobs|upload/)(\?.*)?$")
+MULTIPART_OVERHEAD = 1024 * 1024  # form fields and part headers around the file
+
+
+def _env_int(name: str, default: int) -> int:
+    # The server starts before Django's settings; it reads the same variables.
+    return int(os.environ.get(name, "").replace("_", "") or default)
+
+
+def body_limit(method: bytes, path: bytes, headers) -> int:
+    if method == b"POST" and UPLOAD_PATHS.match(path) and (
+            headers.hasHeader(b"authorization") or b"sessionid=" in b";".join(headers.getRawHeaders(b"cookie", []))):
+        return _env_int("OCR_MAX_UPLOAD_BYTES", 50 * 1024 * 1024) + MULTIPART_OVERHEAD
+    return _env_int("OCR_MAX_BODY_BYTES", 1024 * 1024)
+
+
+class _Discard:
+    """Where the rest of a refused body goes: nowhere."""
+
+    def write(self, data):
+        pass
+
+    def seek(self, *args):
+        pass
+
+    def read(self, *args):
+        return b""
+
+    def close(self):
+        pass
+
+    closed = False
+
+
+class BoundedWebRequest(WebRequest):
+    refused = False
+
+    def gotLength(self, length):
+        # Twisted's channel holds the request line until the request is built.
+        self.body_limit = body_limit(self.channel._command, self.channel._path, self.requestHeaders)
+        self.body_received = 0
+        if length is not None and length > self.body_limit:
+            self._refuse()
+        else:
+            super().gotLength(length)
+
+    def handleContentChunk(self, data):
+        if self.refused:
+            return
+        self.body_received += len(data)
+        if self.body_received > self.body_limit:
+            self.content.close()
+            self._refuse()
+        else:
+            super().handleContentChunk(data)
+
+    def requestReceived(self, command, path, version):
+        if not self.refused:
+            super().requestReceived(command, path, version)
+
+    def _refuse(self):
+        self.refused = True
+        self.content = _Discard()
+        body = json.dumps({"code": "request_too_large", "detail": (
+            f"The request body is over {self.body_limit} bytes, the most this server takes here.")}).encode()
+        self.channel.transport.write(
+            b"HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+        self.channel.transport.loseConnection()
+
+
+class BoundedHTTPFactory(HTTPFactory):
+    def buildProtocol(self, addr):
+        protocol = super().buildProtocol(addr)
+        protocol.requestFactory = BoundedWebRequest
+        return protocol
+
+
+class BoundedServer(Server):
+    """daphne's server with ``BoundedHTTPFactory``; ``Server.run`` makes its factory
+    itself, so the attribute it is stored in swaps in ours."""
+
+    @property
+    def http_factory(self):
+        return self._http_factory
+
+    @http_factory.setter
+    def http_factory(self, factory):
+        self._http_factory = BoundedHTTPFactory(self) if type(factory) is HTTPFactory else factory
+
+
+class BoundedCommandLineInterface(CommandLineInterface):
+    server_class = BoundedServer
+
+
+if __name__ == "__main__":
+    BoundedCommandLineInterface.entrypoint()

@@ -1,0 +1,84 @@
+"""Rate limits, quotas and login lockout: 429 with a code, before any work is done or stored."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from jobs.models import Document, Job, UserSettings
+from tests.jobs.helpers import small_png, three_page_pdf
+
+pytestmark = pytest.mark.django_db
+
+
+def upload(name="page.png", data=None, content_type="image/png"):
+    return SimpleUploadedFile(name, data or small_png(), content_type=content_type)
+
+
+@pytest.fixture(autouse=True)
+def fresh_rate_counters():
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def test_user_rate_limit_answers_429_with_retry_after(api_client, settings):
+    settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "user": "3/min"}
+    codes = [api_client.get("/api/v1/jobs").status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 429]
+    response = api_client.get("/api/v1/jobs")
+    assert response.json()["code"] == "throttled" and int(response["Retry-After"]) > 0
+
+
+def test_anonymous_calls_are_limited_per_address(client, settings):
+    settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "anon": "2/min"}
+    wrong_token = [client.get("/api/v1/jobs", HTTP_AUTHORIZATION="Token wrong").status_code for _ in range(3)]
+    assert wrong_token == [401, 401, 429]
+    assert client.get("/api/v1/jobs").status_code == 429  # no token at all: the same address, still limited
+
+
+def test_submissions_have_their_own_limit(api_client, settings):
+    settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "submit": "1/min"}
+    assert api_client.post("/api/v1/jobs", {"file": upload()}, format="multipart").status_code == 202
+    refused = api_client.post("/api/v1/jobs", {"file": upload("other.png", three_page_pdf(), "application/pdf")},
+                              format="multipart")
+    assert refused.status_code == 429 and refused.json()["code"] == "throttled"
+    assert api_client.get("/api/v1/jobs").status_code == 200  # reading goes on
+    assert Job.objects.count() == 1
+
+
+def test_pages_per_day_quota(api_client, user):
+    UserSettings.objects.create(user=user, max_pages_per_day=4)
+    assert api_client.post("/api/v1/jobs", {"file": upload("a.pdf", three_page_pdf(), "application/pdf")},
+                           format="multipart").status_code == 202
+    refused = api_client.post("/api/v1/jobs", {"file": upload("b.pdf", three_page_pdf() + b"\n%x\n",
+                                                              "application/pdf")}, format="multipart")
+    assert refused.status_code == 429 and refused.json()["code"] == "quota_exceeded"
+    assert "4" in refused.json()["detail"]
+    assert Job.objects.count() == 1 and Document.objects.count() == 1  # nothing stored for the refused one
+    # A one-page upload still fits.
+    assert api_client.post("/api/v1/jobs", {"file": upload()}, format="multipart").status_code == 202
+
+
+def test_storage_quota_and_zero_means_unlimited(api_client, user, settings):
+    settings.OCR_QUOTA_PAGES_PER_DAY = 0
+    own = UserSettings.objects.create(user=user, max_storage_bytes=len(small_png()) + 10)
+    assert api_client.post("/api/v1/jobs", {"file": upload()}, format="multipart").status_code == 202
+    refused = api_client.post("/api/v1/jobs", {"file": upload("b.pdf", three_page_pdf(), "application/pdf")},
+                              format="multipart")
+    assert refused.status_code == 429 and refused.json()["code"] == "quota_exceeded"
+    own.max_storage_bytes = 0
+    own.save()
+    assert api_client.post("/api/v1/jobs", {"file": upload("b.pdf", three_page_pdf(), "application/pdf")},
+                           format="multipart").status_code == 202
+
+
+def test_login_locks_after_repeated_failures(client, user):
+    failures = [client.post("/accounts/login/", {"username": "alice", "password": "wrong"}).status_code
+                for _ in range(5)]
+    assert failures[:4] == [200] * 4  # the form again, with its error
+    locked = client.post("/accounts/login/", {"username": "alice", "password": "pw-alice"})
+    assert locked.status_code == 429  # even the right password, until the cool-off ends
+    assert "_auth_user_id" not in client.session

@@ -1,0 +1,149 @@
+"""The one outbound fetcher (file_url, webhooks): pinned addresses, a total deadline, no bombs, coarse errors.
+
+The remote sites are local HTTP servers. DNS is the one outside party that
+cannot exist here, so the rebinding test answers name look-ups itself.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.server
+import socket
+import threading
+import time
+
+import pytest
+
+from jobs import urlguard
+from jobs.errors import UrlFetchFailed, UrlNotAllowed, UrlTimedOut
+from ocr_engine.errors import FileTooLarge
+
+
+class Site:
+    """A local server whose handler is a function of the request path."""
+
+    def __init__(self, handle):
+        hits = self.hits = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                hits.append(self.path)
+                handle(self)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self):
+        self.server.shutdown()
+
+
+@pytest.fixture
+def site():
+    made = []
+
+    def make(handle):
+        made.append(Site(handle))
+        return made[-1]
+
+    yield make
+    for s in made:
+        s.close()
+
+
+def test_a_name_that_rebinds_is_connected_to_at_the_address_that_was_checked(site, settings, monkeypatch):
+    settings.OCR_ALLOW_PRIVATE_URLS = False
+    internal = site(lambda h: (h.send_response(200), h.end_headers(), h.wfile.write(b"internal secrets")))
+    port = int(internal.url.rsplit(":", 1)[1])
+    answers = iter(["93.184.216.34", "127.0.0.1", "127.0.0.1"])  # public for the check, then the internal one
+    lookups = []
+
+    def rebinding_dns(host, *args, **kwargs):
+        if host.replace(".", "").isdigit():  # an address is its own answer, as in real DNS
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (host, port))]
+        lookups.append(host)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (next(answers), port))]
+
+    monkeypatch.setattr(urlguard.socket, "getaddrinfo", rebinding_dns)
+    with pytest.raises(UrlFetchFailed) as failed:
+        urlguard.fetch_url(f"http://files.example.com:{port}/doc.pdf", max_bytes=10_000, timeout=2)
+    assert internal.hits == []  # the internal server was never reached
+    assert lookups == ["files.example.com"]  # resolved once, then pinned
+    assert "93.184.216.34" not in failed.value.message and "internal" not in failed.value.message
+
+
+def test_private_addresses_are_refused_before_any_connection(site, settings):
+    settings.OCR_ALLOW_PRIVATE_URLS = False
+    internal = site(lambda h: (h.send_response(200), h.end_headers()))
+    with pytest.raises(UrlNotAllowed):
+        urlguard.fetch_url(internal.url + "/x", max_bytes=100, timeout=2)
+    assert internal.hits == []
+
+
+def test_a_slow_drip_is_cut_at_the_total_deadline(site):
+    def drip(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Length", "1000")
+        handler.end_headers()
+        for _ in range(100):
+            handler.wfile.write(b"x")
+            handler.wfile.flush()
+            time.sleep(0.5)  # each read gets a byte well within any per-read timeout
+
+    slow = site(drip)
+    started = time.monotonic()
+    with pytest.raises(UrlTimedOut):
+        urlguard.fetch_url(slow.url + "/slow.pdf", max_bytes=10_000, timeout=2)
+    assert time.monotonic() - started < 4
+
+
+def test_headers_dripped_slowly_are_cut_too(site):
+    def drip_headers(handler):
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\n")
+        for n in range(100):
+            handler.wfile.write(b"X-Pad-%d: y\r\n" % n)
+            handler.wfile.flush()
+            time.sleep(0.5)
+
+    slow = site(drip_headers)
+    started = time.monotonic()
+    with pytest.raises(UrlTimedOut):
+        urlguard.fetch_url(slow.url + "/slow.pdf", max_bytes=10_000, timeout=2)
+    assert time.monotonic() - started < 4
+
+
+def test_a_compressed_bomb_is_never_inflated(site):
+    bomb = gzip.compress(b"\0" * (50 * 1024 * 1024))  # 50 MB of zeros in ~50 KB
+
+    def serve(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Encoding", "gzip")
+        handler.send_header("Content-Length", str(len(bomb)))
+        handler.end_headers()
+        handler.wfile.write(bomb)
+
+    body, _ = urlguard.fetch_url(site(serve).url + "/bomb.pdf", max_bytes=1024 * 1024, timeout=5)
+    assert len(body) == len(bomb)  # the bytes on the wire, not 50 MB
+
+
+def test_oversized_bodies_stop_at_the_limit(site):
+    def serve(handler):
+        handler.send_response(200)
+        handler.end_headers()  # no Content-Length: counted while reading
+        handler.wfile.write(b"x" * 300_000)
+
+    with pytest.raises(FileTooLarge):
+        urlguard.fetch_url(site(serve).url + "/big.pdf", max_bytes=100_000, timeout=5)
+
+
+def test_errors_name_no_address_or_exception(settings):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    with pytest.raises(UrlFetchFailed) as failed:
+        urlguard.fetch_url(f"http://127.0.0.1:{closed}/x", max_bytes=100, timeout=2)
+    assert failed.value.message == "The connection to the server failed."
