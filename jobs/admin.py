@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 
+from django.conf import settings
 from django.contrib import admin, messages
 from django.utils.html import format_html
 
 from jobs import services
 from jobs.errors import JobStateError
 from jobs.models import Document, Job, LineCorrection, PageResult, UserSettings, WebhookDelivery
-from jobs.results import job_result_dict
+from jobs.results import job_result_inline
 
 PREVIEW_CHARS = 20_000
 
@@ -66,7 +67,9 @@ class JobAdmin(ReadOnlyAdmin):
 
     @admin.display(description="result (normalized, corrections applied)")
     def result_preview(self, job: Job) -> str:
-        data, _ = job_result_dict(job)
+        data, size = job_result_inline(job, settings.OCR_INLINE_RESULT_MAX_BYTES)
+        if data is None:
+            data = f"{size:,} bytes: too large to preview here; download it from GET /api/v1/jobs/{job.id}/result.json"
         return _pretty({"timings": job.timings, "engine": job.engine, "result": data})
 
     def _run(self, request, queryset, action, verb: str) -> None:

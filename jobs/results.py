@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.db.models import Sum, TextField
+from django.db.models.functions import Cast, Length
 from PIL import Image
 
 from jobs.models import Job, PageResult
@@ -62,10 +64,24 @@ def job_result_json(job: Job) -> bytes:
     return exports.render(job_document_result(job), "json")
 
 
-def job_result_dict(job: Job) -> tuple[dict[str, Any], int]:
-    """(result as a dict, its size in bytes as compact JSON) for the inline-or-links decision."""
+def job_result_inline(job: Job, max_bytes: int) -> tuple[dict[str, Any] | None, int]:
+    """(the result as a dict, or None when it is over ``max_bytes``; its size in bytes as compact JSON).
+
+    A polling client must not make the web process build a 2,000-page result to
+    learn that it is too big to inline: the database first sums the stored pages'
+    JSON text. Their stored form adds at most one space per separator (each
+    separator follows at least one character), so it is at most 1.5 times their
+    compact JSON, and the result holds all of them: above twice the limit the
+    result cannot be inlined, and that sum (an estimate) is the size reported.
+    """
+    stored = job.pages.filter(status=PageResult.Status.SUCCEEDED).aggregate(
+        chars=Sum(Length(Cast("normalized", TextField())))
+    )["chars"] or 0
+    if stored > 2 * max_bytes:
+        return None, stored
     data = to_dict(job_document_result(job))
-    return data, len(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    size = len(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    return (data if size <= max_bytes else None), size
 
 
 def job_export(job: Job, fmt: str) -> tuple[bytes, str, str]:

@@ -102,10 +102,10 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     @action(detail=True, methods=["get"])
     def result(self, request, pk=None):
         job = self.get_object()
-        data, size = results.job_result_dict(job)
+        data, size = results.job_result_inline(job, settings.OCR_INLINE_RESULT_MAX_BYTES)
         body = {"id": str(job.id), "status": job.status, "complete": job.status == Job.Status.SUCCEEDED,
                 "size_bytes": size}
-        if size <= settings.OCR_INLINE_RESULT_MAX_BYTES:
+        if data is not None:
             return Response({**body, "inline": True, "result": data})
         pages = job.pages.filter(status=PageResult.Status.SUCCEEDED).values_list("page_number", flat=True)
         return Response({
