@@ -21,6 +21,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from jobs import progress, selectors
 from jobs.models import Job
+from jobs.summary import job_summary
 
 
 class JobConsumer(AsyncJsonWebsocketConsumer):
@@ -81,7 +82,7 @@ def _visible_job_id(user, job_id) -> str | None:
 
 
 def _state(job: Job) -> dict:
-    return {"event": "state", "status": job.status, "job": progress.job_summary(job),
+    return {"event": "state", "status": job.status, "job": job_summary(job),
             "pages": selectors.job_page_summaries(job)}
 
 

@@ -6,6 +6,7 @@ to the job's group (``job-<id>``) and to its owner's group (``user-<id>``);
 outage is logged and swallowed, so it never fails or rolls back a job.
 
 Message: {"type": "job.event", "event": <EVENTS>, "job": job_summary(job), ...}
+(``jobs.summary.job_summary``: the same job summary webhooks send)
 page_done adds page_number, page_status, line_count, region_count and timings.
 corrected (a reviewer's edit or undo, jobs.services.page_edits) adds page_number, correction_id, kind, undone.
 """
@@ -19,6 +20,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
 from jobs.models import Job
+from jobs.summary import job_summary
 
 logger = logging.getLogger(__name__)
 
@@ -31,21 +33,6 @@ def job_group(job_id) -> str:
 
 def user_group(user_id) -> str:
     return f"user-{user_id}"
-
-
-def job_summary(job: Job) -> dict[str, Any]:
-    """The small job dict every event carries (and consumers send on connect)."""
-    return {
-        "id": str(job.id),
-        "status": job.status,
-        "pipeline": job.pipeline,
-        "pages_done": job.pages_done,
-        "pages_total": job.pages_total,
-        "error_code": job.error_code or None,
-        "document": job.document.original_name if job.document_id else None,
-        "created_at": job.created_at.isoformat() if job.created_at else None,
-        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
-    }
 
 
 def publish(job: Job, event: str, **payload: Any) -> None:

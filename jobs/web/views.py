@@ -14,12 +14,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
-from jobs import progress, selectors
-from jobs.errors import OPTION_FIELD_BY_CODE
+from jobs import selectors
 from jobs.api.serializers import job_links
+from jobs.errors import OPTION_FIELD_BY_CODE
 from jobs.models import Job
 from jobs.services.accounts import api_token_regenerate, webhook_secret_rotate
 from jobs.services.submission import job_create
+from jobs.summary import job_summary
 from jobs.web.forms import UploadForm
 from ocr_engine import exports
 from ocr_engine.errors import OcrError
@@ -96,7 +97,7 @@ def job_detail(request, job_id):
     """The review page. static/js/job.js reads pages through the API, following ``links``."""
     job = _visible_job(request.user, job_id)
     config = {
-        "job": {**progress.job_summary(job), "page_numbers": job.page_numbers, "reviewed": job.reviewed_at is not None},
+        "job": {**job_summary(job), "page_numbers": job.page_numbers, "reviewed": job.reviewed_at is not None},
         "pages": selectors.job_page_summaries(job),
         "links": job_links(request, job),
         "ws": f"/ws/jobs/{job.pk}/",

@@ -1,4 +1,4 @@
-"""The JSON body of a webhook: the event and a small job summary with links (docs/webhooks.md)."""
+"""The JSON body of a webhook: the event and the job summary (jobs.summary) with links (docs/webhooks.md)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from uuid import UUID
 from django.conf import settings
 from django.urls import reverse
 
-from jobs.errors import error_dict
 from jobs.models import Job
+from jobs.summary import job_summary
 
 
 def job_event_payload(job: Job, *, event: str, delivery_id: UUID, timestamp: datetime) -> dict[str, Any]:
@@ -18,24 +18,12 @@ def job_event_payload(job: Job, *, event: str, delivery_id: UUID, timestamp: dat
     return {
         "event": event,
         "job": {
-            "id": str(job.id),
-            "status": job.status,
-            "pipeline": job.pipeline,
-            "lang": job.lang,
-            "pages_total": job.pages_total,
-            "pages_done": job.pages_done,
-            "error": error_dict(job.error_code, job.error_detail),
-            "created_at": _iso(job.created_at),
-            "finished_at": _iso(job.finished_at),
+            **job_summary(job),
             "links": {"self": _api_url("job-detail", job), "result": _api_url("job-result", job)},
         },
         "delivery_id": str(delivery_id),
-        "timestamp": _iso(timestamp),
+        "timestamp": timestamp.isoformat(),
     }
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
 
 
 def _api_url(name: str, job: Job) -> str:

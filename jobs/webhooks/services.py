@@ -16,6 +16,11 @@ Waiting for a retry holds no worker: the next attempt is a django-q2 ``Schedule`
 of type ONCE, which the cluster's scheduler turns into a task once due. The
 scheduler looks every ~30 s, so that is the resolution of the backoff.
 
+A crash can lose a step: the worker dies after the job's commit but before its
+delivery row exists, or the queue push after the row's commit fails (Redis
+down). ``webhook_sweep``, every few minutes on the default cluster, schedules
+the missing rows and queues attempts nobody took.
+
 Safe to run twice (django-q2 delivers at least once): the delivery id is derived
 from the job's finish, ``(delivery_id, attempt)`` is unique, and an attempt is
 claimed by a conditional UPDATE before anything is sent.
@@ -33,7 +38,7 @@ from functools import partial
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from django_q.models import Schedule
 from django_q.tasks import async_task, schedule
@@ -107,6 +112,38 @@ def webhook_deliver(*, delivery_pk: int) -> WebhookDelivery | None:
     delivery = WebhookDelivery.objects.get(pk=delivery_pk)
     outcome = _send(delivery)
     return _record(delivery, outcome)
+
+
+SWEEP_GRACE = timedelta(minutes=5)  # longer than a finish takes to reach its delivery's queue entry
+SWEEP_HORIZON = timedelta(days=1)  # older losses are left alone: the receiver has moved on
+
+
+def webhook_sweep(*, grace: timedelta = SWEEP_GRACE, horizon: timedelta = SWEEP_HORIZON) -> int:
+    """Schedule deliveries a crash lost and queue attempts nobody took; returns how many.
+
+    Both steps may repeat what a slow but living worker is about to do: the
+    deterministic delivery id and the claim in ``webhook_deliver`` make that harmless.
+    """
+    now = timezone.now()
+    window = (now - horizon, now - grace)
+    lost = (
+        Job.objects.filter(status__in=[Job.Status.SUCCEEDED, Job.Status.FAILED], finished_at__range=window)
+        .exclude(webhook_url="")
+        .exclude(Exists(WebhookDelivery.objects.filter(job=OuterRef("pk"), created_at__gte=OuterRef("finished_at"))))
+    )
+    count = 0
+    for job in lost:
+        webhook_schedule_for_job(job=job, event=f"job.{job.status}")
+        count += 1
+    untaken = WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING, next_attempt_at__range=window).filter(
+        Q(attempted_at__isnull=True) | Q(attempted_at__lt=now - timedelta(seconds=settings.Q_TIMEOUT))
+    )
+    for delivery_pk in untaken.values_list("pk", flat=True):
+        _enqueue(delivery_pk)
+        count += 1
+    if count:
+        logger.warning("Webhook sweep: %d lost delivery step(s) queued again", count)
+    return count
 
 
 def _enqueue(delivery_pk: int) -> None:

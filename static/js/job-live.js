@@ -16,8 +16,8 @@
     el.btnCancel.hidden = !active;
     el.btnRetry.hidden = job.status !== "failed";
     el.btnReviewed.hidden = active || state.pages.size === 0 || Boolean(job.reviewed);
-    el.error.hidden = !job.error_code;
-    if (job.error_code) el.error.querySelector("[data-role=code]").textContent = job.error_code;
+    el.error.hidden = !job.error;
+    if (job.error) el.error.querySelector("[data-role=code]").textContent = job.error.code;
   }
 
   function onEvent(message) {

@@ -18,7 +18,7 @@ from django_q.models import OrmQ, Schedule
 from jobs import services
 from jobs.models import Document, Job, UserSettings, WebhookDelivery
 from jobs.webhooks import tasks, webhook_schedule_for_job
-from jobs.webhooks.services import DELIVER_TASK
+from jobs.webhooks.services import DELIVER_TASK, webhook_sweep
 from tests.jobs.factories import JobFactory, PageResultFactory
 from tests.jobs.helpers import small_png
 from tests.jobs.webhook_receiver import HANG, Receiver
@@ -49,8 +49,8 @@ def webhook_settings(settings):
 
 
 def finished_job(user, url, status=Job.Status.SUCCEEDED, **fields) -> Job:
-    return JobFactory(owner=user, webhook_url=url, status=status, pages_done=1, finished_at=timezone.now(),
-                      **fields)
+    return JobFactory(owner=user, webhook_url=url, status=status, pages_done=1,
+                      **{"finished_at": timezone.now(), **fields})
 
 
 def secret_of(user) -> str:
@@ -103,7 +103,7 @@ def test_success_delivers_once_with_a_valid_signature(user, receiver):
         "timestamp": job.finished_at.isoformat(),
         "job": {
             "id": str(job.id), "status": "succeeded", "pipeline": "ocr", "lang": "en",
-            "pages_total": 1, "pages_done": 1, "error": None,
+            "document": job.document.original_name, "pages_total": 1, "pages_done": 1, "error": None,
             "created_at": job.created_at.isoformat(), "finished_at": job.finished_at.isoformat(),
             "links": {"self": f"https://ocr.example.org/api/v1/jobs/{job.id}",
                       "result": f"https://ocr.example.org/api/v1/jobs/{job.id}/result"},
@@ -264,3 +264,36 @@ def test_no_url_no_delivery(user):
     assert webhook_schedule_for_job(job=job, event="job.succeeded") is None
     assert not WebhookDelivery.objects.exists() and queued_deliveries() == []
 
+
+
+# --- the sweep: what a crash lost is sent anyway ---------------------------
+
+def test_a_finish_whose_delivery_was_never_scheduled_is_delivered_by_the_sweep(user, receiver):
+    hook = receiver()
+    lost = finished_job(user, hook.url, finished_at=timezone.now() - timedelta(minutes=20))  # worker died
+    finished_job(user, hook.url)  # just finished: its own worker is still scheduling it
+    JobFactory(owner=user, webhook_url=hook.url, status=Job.Status.RUNNING)
+
+    assert webhook_sweep() == 1
+    assert webhook_sweep() == 0  # the delivery exists now; its task is queued
+    run_queued()
+    (request,) = hook.received
+    assert request.json()["job"]["id"] == str(lost.id) and request.json()["event"] == "job.succeeded"
+    assert attempts(lost) == [(1, "delivered", 200)]
+
+
+def test_an_attempt_whose_queue_entry_was_lost_is_queued_again(user, receiver):
+    hook = receiver()
+    job = finished_job(user, hook.url, status=Job.Status.FAILED, error_code="pages_failed",
+                       finished_at=timezone.now() - timedelta(minutes=30))
+    delivery = webhook_schedule_for_job(job=job, event="job.failed")
+    OrmQ.objects.all().delete()  # the push after the row's commit never happened (Redis was down)
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now() - timedelta(minutes=10))
+
+    assert webhook_sweep() == 1
+    run_queued()
+    (request,) = hook.received
+    assert request.json()["event"] == "job.failed"
+    assert attempts(job) == [(1, "delivered", 200)]
+    assert webhook_sweep() == 0  # delivered: nothing left to send
+    assert Schedule.objects.filter(name="jobs.sweep_webhooks", func="jobs.webhooks.tasks.sweep_webhooks").exists()
