@@ -15,7 +15,7 @@ from django.utils.html import format_html
 from jobs import services
 from jobs.errors import JobStateError
 from jobs.models import Document, Job, LineCorrection, PageResult, UserSettings, WebhookDelivery
-from jobs.results import job_result_inline
+from jobs.selectors.results import job_result_inline
 
 PREVIEW_CHARS = 20_000
 

@@ -3,7 +3,7 @@
 The web process never loads models: ``read_polygon`` queues ``reread_box`` on
 the job's cluster and polls its result for ``OCR_REREAD_WAIT_MS``. The worker
 keeps its line readers warm between tasks, as it keeps its engines
-(``jobs.engine_pool``). A worker busy with a long OCR job answers only after
+(``jobs.engines.pool``). A worker busy with a long OCR job answers only after
 that task; the wait then ends with ``EngineUnavailable`` (HTTP 503) and the
 reviewer may type the text instead.
 """
@@ -16,7 +16,8 @@ from collections import OrderedDict
 from django.conf import settings
 from django_q.tasks import async_task, result
 
-from jobs import engine_pool
+from jobs.engines.config import engine_config
+from jobs.engines.pool import MAX_ENGINES
 from jobs.models import PageResult
 from ocr_engine.errors import EngineUnavailable
 
@@ -46,9 +47,9 @@ def _reader(pipeline: str, lang: str):
     key = (pipeline, lang)
     with _lock:
         if key not in _readers:
-            while len(_readers) >= engine_pool.MAX_ENGINES:
+            while len(_readers) >= MAX_ENGINES:
                 _readers.popitem(last=False)
-            _readers[key] = LineReader(engine_pool.engine_config(pipeline, lang))
+            _readers[key] = LineReader(engine_config(pipeline, lang))
         _readers.move_to_end(key)
         return _readers[key]
 

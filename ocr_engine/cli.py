@@ -27,7 +27,9 @@ def default_models_dir() -> Path | None:
     if configured:
         return Path(configured)
     local = Path("models")
-    return local if (local / "manifest.json").is_file() else None
+    from .models import is_pack
+
+    return local if is_pack(local) else None
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

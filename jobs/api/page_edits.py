@@ -20,7 +20,7 @@ from jobs.api.serializers import PageSerializer
 from jobs.api.views import ERROR
 from jobs.models import Job, PageEdit, PageResult
 from jobs.reread import read_polygon
-from jobs.results import page_with_corrections
+from jobs.selectors.results import page_with_corrections
 from jobs.services import page_edits
 from ocr_engine.schema import to_dict
 

@@ -13,7 +13,7 @@ from jobs import selectors
 from jobs.api.serializers import JobSerializer
 from jobs.api.views import ERROR
 from jobs.models import Job, PageResult
-from jobs.results import page_with_corrections
+from jobs.selectors.results import page_with_corrections
 from jobs.services.review import job_mark_reviewed, line_correct
 from ocr_engine.schema import to_dict
 

@@ -7,7 +7,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from jobs.review_queue import review_queue
+from jobs.selectors.review_queue import review_queue
 
 ORDERS = ("confidence", "open")
 

@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from jobs.errors import error_dict
 from jobs.models import Job, PageResult
-from jobs.results import page_with_corrections
+from jobs.selectors.results import page_with_corrections
 from jobs.selectors import job_queue_position
 from ocr_engine import exports, pipelines
 from ocr_engine.config import DEFAULT_LANG

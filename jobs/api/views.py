@@ -14,7 +14,9 @@ from rest_framework.permissions import SAFE_METHODS
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from jobs import engine_pool, results, selectors, services
+from jobs import selectors, services
+from jobs.selectors import results
+from jobs.engines.config import available_languages, models_dir
 from jobs.api.serializers import (
     JobCreateSerializer,
     JobFilterSerializer,
@@ -169,10 +171,10 @@ class LanguagesView(APIView):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request):
-        languages = engine_pool.available_languages()
+        languages = available_languages()
         return Response({
             "default": DEFAULT_LANG,
-            "offline_pack": engine_pool.models_dir() is not None,
+            "offline_pack": models_dir() is not None,
             "languages": [{"code": code, "name": name} for code, name in sorted(languages.items())],
         })
 

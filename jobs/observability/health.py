@@ -13,7 +13,6 @@ import logging
 
 import asyncio
 import uuid
-from pathlib import Path
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -23,8 +22,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from django_q.brokers import get_broker
 
-from jobs import engine_pool
+from jobs.engines.config import models_dir
 from ocr_engine.models import verify_pack
+from ocr_engine.models.manifest import FILENAME as MANIFEST_FILENAME
 
 # A probe's own timeout is a few seconds; a check that hangs longer is a failure.
 CHANNEL_LAYER_TIMEOUT_SECONDS = 3.0
@@ -104,11 +104,10 @@ _verified: dict[tuple[str, int, int], list[str]] = {}
 
 
 def check_models() -> str:
-    pack = engine_pool.models_dir()
+    pack = models_dir()
     if pack is None:
         return "no offline pack: workers use PaddleOCR's official models"
-    manifest = Path(pack) / engine_pool.MANIFEST
-    stat = manifest.stat()
+    stat = (pack / MANIFEST_FILENAME).stat()
     key = (str(pack), stat.st_mtime_ns, stat.st_size)
     if key not in _verified:
         _verified.clear()

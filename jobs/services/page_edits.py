@@ -3,7 +3,7 @@
 Each change is one ``PageEdit`` row (who, when, a resolved payload) replayed by
 ``ocr_engine.edits`` over the engine's page, so ``PageResult.raw`` and
 ``PageResult.normalized`` are never rewritten and every export (all read
-``jobs.results.page_with_corrections``) shows the corrected page. Text-only
+``jobs.selectors.results.page_with_corrections``) shows the corrected page. Text-only
 changes of engine lines stay ``LineCorrection`` rows (``line_correct``).
 """
 
@@ -17,7 +17,7 @@ from django.utils import timezone
 from jobs.errors import JobStateError, LineNotFound, RegionNotFound
 from jobs.models import PageEdit, PageResult
 from jobs.progress import publish
-from jobs.results import page_with_corrections
+from jobs.selectors.results import page_with_corrections
 from ocr_engine.edits import next_line_id, region_for_box, split_text
 from ocr_engine.errors import InputError
 from ocr_engine.geometry import box_from_polygon

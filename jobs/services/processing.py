@@ -23,7 +23,8 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from jobs import engine_pool, progress
+from jobs import progress
+from jobs.engines.pool import get_engine
 from jobs.models import Job, PageResult
 from jobs.page_images import encode_page
 from jobs.queue import enqueue_job
@@ -76,8 +77,7 @@ def job_run(*, job_id, worker_id: str, budget_seconds: float, stopping=lambda: F
     # Load (or reuse) the engine before claiming, so model loading never eats
     # into the lease a claimed job is measured against.
     try:
-        engine = engine_pool.get_engine(job.pipeline, job.lang, orientation=job.orientation,
-                                        text_layer=job.text_layer)
+        engine = get_engine(job.pipeline, job.lang, orientation=job.orientation, text_layer=job.text_layer)
     except OcrError as exc:
         if job_claim(job_id=job_id, worker_id=worker_id) is not None:
             job_fail(job_id=job_id, code=exc.code, detail=exc.message, worker_id=worker_id)

@@ -2,7 +2,7 @@
 
 A correction is stored next to the engine's reading (``LineCorrection``); the
 stored ``PageResult.normalized`` is never rewritten, so the original stays
-available and ``jobs.results.page_with_corrections`` applies corrections for
+available and ``jobs.selectors.results.page_with_corrections`` applies corrections for
 the API, the UI and every export.
 """
 

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from jobs import progress
-from jobs.engine_pool import engine_config
+from jobs.engines.config import engine_config
 from jobs.models import Document, Job, UserSettings
 from jobs.queue import cluster_for, enqueue_job
 from jobs.services.documents import CheckedDocument, Upload, document_check, document_store

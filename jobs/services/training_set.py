@@ -23,7 +23,7 @@ from django.db.models import Q, QuerySet
 from PIL import Image
 
 from jobs.models import Job, PageResult
-from jobs.results import page_with_corrections
+from jobs.selectors.results import page_with_corrections
 from ocr_engine.metrics import edit_distance, squeeze
 from ocr_engine.schema import Line, page_from_dict
 

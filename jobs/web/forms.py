@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
-from jobs.engine_pool import available_languages
+from jobs.engines.config import available_languages
 from ocr_engine import pipelines
 from ocr_engine.config import DEFAULT_LANG
 from ocr_engine.pipelines import DEFAULT_PIPELINE

@@ -7,8 +7,8 @@ pack into PaddleOCR / PPStructureV3 constructor arguments. NOTICE.md explains
 the licences. Recipes and the reasons behind them: the team notes on the offline models (not in this repository).
 """
 
-from .pack import MODEL_DIRS, REQUIRED_DIRS, build_pack, pack_status, verify_pack
+from .pack import MODEL_DIRS, REQUIRED_DIRS, build_pack, is_pack, pack_status, verify_pack
 from .paddlex_names import offline_model_kwargs, offline_ocr_kwargs, offline_orientation_kwargs
 
-__all__ = ["MODEL_DIRS", "REQUIRED_DIRS", "build_pack", "pack_status", "verify_pack",
+__all__ = ["MODEL_DIRS", "REQUIRED_DIRS", "build_pack", "is_pack", "pack_status", "verify_pack",
            "offline_model_kwargs", "offline_ocr_kwargs", "offline_orientation_kwargs"]

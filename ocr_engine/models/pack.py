@@ -93,6 +93,11 @@ def pack_status(pack_dir: Path) -> dict[str, str]:
     return status
 
 
+def is_pack(folder: Path) -> bool:
+    """Whether ``folder`` holds a model pack (its manifest); ``verify_pack`` says whether it is sound."""
+    return (Path(folder) / manifest.FILENAME).is_file()
+
+
 def verify_pack(pack_dir: Path, names=None) -> list[str]:
     """Problems found in the pack (empty list = every checked file matches its checksum).
 
@@ -100,7 +105,7 @@ def verify_pack(pack_dir: Path, names=None) -> list[str]:
     ``names`` when given.
     """
     pack_dir = Path(pack_dir)
-    if not (pack_dir / manifest.FILENAME).is_file():
+    if not is_pack(pack_dir):
         return [f"{pack_dir}: no {manifest.FILENAME}; build it with `python -m ocr_engine models build --out {pack_dir}`"]
     entries = manifest.load(pack_dir)["models"]
     specs = _select(names) if names else [s for s in SPECS if not s.optional or s.dir_name in entries]

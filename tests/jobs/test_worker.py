@@ -15,6 +15,7 @@ from django.conf import settings as django_settings
 from django.core.management import CommandError, call_command
 
 from jobs import worker
+from jobs.engines.health import cluster_pipelines, model_problems, official_models_dir
 from jobs.models import Job
 from jobs.queue import waiting_task_ids
 from jobs.services import job_run
@@ -33,23 +34,23 @@ def pack_copy(settings, tmp_path) -> Path:
 
 
 def test_a_sound_pack_passes(pack_copy):
-    assert worker.model_problems("cpu") == []
+    assert model_problems("cpu") == []
 
 
 def test_a_damaged_model_file_is_reported(pack_copy):
     weights = pack_copy / "PP-OCRv6_small_rec" / "inference.onnx"
     weights.write_bytes(weights.read_bytes()[:-10])
-    assert worker.model_problems("cpu") == ["PP-OCRv6_small_rec/inference.onnx: checksum mismatch"]
+    assert model_problems("cpu") == ["PP-OCRv6_small_rec/inference.onnx: checksum mismatch"]
 
 
 def test_the_gpu_cluster_needs_paddleocr_vl(pack_copy, settings):
     settings.OCR_GPU_CLUSTER = True
-    assert worker.cluster_pipelines("gpu") == ["ocr", "structure", "vl"]
-    assert worker.cluster_pipelines("cpu") == []
-    [problem] = worker.model_problems("gpu")
+    assert cluster_pipelines("gpu") == ["ocr", "structure", "vl"]
+    assert cluster_pipelines("cpu") == []
+    [problem] = model_problems("gpu")
     assert "runs the vl pipeline" in problem and str(pack_copy / "PaddleOCR-VL") in problem
     (pack_copy / "PaddleOCR-VL").mkdir()
-    assert worker.model_problems("gpu") == []
+    assert model_problems("gpu") == []
 
 
 def test_ocr_models_verify_and_list_report_the_same_pack(pack_copy, capsys):
@@ -68,7 +69,7 @@ def test_ocr_models_verify_and_list_report_the_same_pack(pack_copy, capsys):
 def test_official_models_are_looked_for_where_paddlex_downloads_them():
     from paddlex.utils.cache import CACHE_DIR
 
-    assert worker.official_models_dir() == Path(CACHE_DIR) / "official_models"
+    assert official_models_dir() == Path(CACHE_DIR) / "official_models"
 
 
 def test_qcluster_refuses_to_start_without_models(tmp_path):

@@ -16,7 +16,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django_q.conf import Conf
 
-from jobs import engine_pool, worker
+from jobs.engines.config import engine_config, models_dir
+from jobs.engines.health import model_problems, official_models_dir
 from ocr_engine.pipelines import names as pipeline_names
 from ocr_engine.models import MODEL_DIRS, build_pack, pack_status
 from ocr_engine.models.table import BuildToolMissing
@@ -49,7 +50,7 @@ class Command(BaseCommand):
     def list_models(self, *, as_json: bool = False, **_):
         pack = settings.OCR_MODELS_DIR
         rows = [{"dir": name, "status": state} for name, state in pack_status(pack).items()]
-        official = worker.official_models_dir()
+        official = official_models_dir()
         downloaded = sorted(p.name for p in official.iterdir() if p.is_dir()) if official.is_dir() else []
         if as_json:
             self.stdout.write(json.dumps({"pack": str(pack), "models": rows, "official_dir": str(official),
@@ -62,12 +63,12 @@ class Command(BaseCommand):
 
     def verify(self, *, cluster: str | None = None, **_):
         cluster = cluster or Conf.CLUSTER_NAME
-        problems = worker.model_problems(cluster)
+        problems = model_problems(cluster)
         if problems:
             raise CommandError(f"The {cluster} workers' models have {len(problems)} problem(s):\n  "
                                + "\n  ".join(problems))
-        pack = engine_pool.models_dir()
-        where = f"offline pack {pack}" if pack else f"official models in {worker.official_models_dir()}"
+        pack = models_dir()
+        where = f"offline pack {pack}" if pack else f"official models in {official_models_dir()}"
         self.stdout.write(self.style.SUCCESS(f"ok: the {cluster} workers' models ({where})"))
 
     def install(self, *, official: bool, force: bool, model: list[str] | None, pipeline: list[str] | None,
@@ -92,6 +93,6 @@ class Command(BaseCommand):
         for pipeline in pipelines:
             for lang in langs:
                 self.stderr.write(f"downloading the official models of {pipeline} ({lang}) ...")
-                Engine(engine_pool.engine_config(pipeline, lang).with_(models_dir=None))
-        self.stdout.write(f"official models in {worker.official_models_dir()}")
+                Engine(engine_config(pipeline, lang).with_(models_dir=None))
+        self.stdout.write(f"official models in {official_models_dir()}")
 

@@ -16,6 +16,7 @@ from django_q.conf import Conf
 from django_q.management.commands.qcluster import Command as QclusterCommand
 
 from jobs import worker
+from jobs.engines.health import model_problems
 
 
 class Command(QclusterCommand):
@@ -24,7 +25,7 @@ class Command(QclusterCommand):
 
     def handle(self, *args, **options):
         cluster = options.get("cluster_name") or Conf.CLUSTER_NAME
-        problems = worker.model_problems(cluster)
+        problems = model_problems(cluster)
         if problems:
             # Refusing here beats failing every job later: the container restarts
             # with this message in its log until the models are installed.

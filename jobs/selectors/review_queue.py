@@ -1,4 +1,4 @@
-"""The review queue (a read, next to the selectors): pages still to check across the user's jobs."""
+"""The review queue: pages still to check across the user's jobs."""
 
 from __future__ import annotations
 

@@ -10,40 +10,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from pathlib import Path
 
-from django.conf import settings
-
-from ocr_engine.config import LANGUAGES, OFFLINE_LANGUAGES, EngineConfig
+from jobs.engines.config import engine_config
 
 MAX_ENGINES = 2
-MANIFEST = "manifest.json"  # written by `python -m ocr_engine models build`
 
 _engines: OrderedDict[tuple[str, str], object] = OrderedDict()
 _lock = threading.Lock()
-
-
-def models_dir() -> Path | None:
-    """The offline model pack, or None when the folder holds none (PaddleOCR then downloads its models)."""
-    folder = Path(settings.OCR_MODELS_DIR)
-    return folder if (folder / MANIFEST).is_file() else None
-
-
-def available_languages() -> dict[str, str]:
-    """Languages this server can read: the offline pack's, or all of PaddleOCR's when online."""
-    return dict(OFFLINE_LANGUAGES if models_dir() is not None else LANGUAGES)
-
-
-def engine_config(pipeline: str, lang: str) -> EngineConfig:
-    """The config a worker uses; building it also validates the options (UnsupportedOption)."""
-    return EngineConfig(
-        pipeline=pipeline,
-        lang=lang,
-        backend=settings.OCR_BACKEND,
-        device=settings.OCR_DEVICE,
-        models_dir=models_dir(),
-        cpu_threads=settings.OCR_CPU_THREADS,
-    )
 
 
 def get_engine(pipeline: str, lang: str, **page_options):

@@ -5,6 +5,9 @@ model permissions, not ``is_staff``: ``jobs.view_job`` to see them,
 ``jobs.change_job`` to act on them (cancel, retry, delete, correct). A job
 that is not visible raises ``DoesNotExist`` exactly like a missing one, so the
 API answers 404 without telling whether the id exists.
+
+Reads with more to them have their own modules: ``results`` (stored pages to
+the corrected result and its exports) and ``review_queue``.
 """
 
 from __future__ import annotations
