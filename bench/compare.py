@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
 import pypdfium2  # noqa: E402
 from PIL import Image  # noqa: E402
 from rapidfuzz.distance import Levenshtein  # noqa: E402
@@ -114,8 +115,11 @@ def our_reader(pipeline: str, models_dir: Path, cache: Cache):
     def read(name, lang, image):
         cached = cache.get(f"{name}.{pipeline}", lambda: raw_of(image))
         normalizer = normalize.normalize_ocr if pipeline == "ocr" else normalize.normalize_structure
+        # The page as the engine read it (a deskewed scan is another size: no space check then).
+        same = (cached["width"], cached["height"]) == image.size
+        gray = np.asarray(image.convert("L")) if same else None
         return normalizer(cached["raw"], page_number=1, width=cached["width"], height=cached["height"], scale=1.0,
-                          dpi=None, fix=text_fixer(lang)), cached["raw"]
+                          dpi=None, fix=text_fixer(lang), gray=gray), cached["raw"]
 
     return read
 

@@ -101,7 +101,7 @@ class Engine:
         raw = self._run(image, page_number)
         ocr_done = time.perf_counter()
         page = self.pipeline.normalize(raw, page_number=page_number, width=image.width, height=image.height,
-                                       scale=scale, dpi=dpi, fix=self._fix_text)
+                                       scale=scale, dpi=dpi, fix=self._fix_text, gray=np.asarray(image.convert("L")))
         page.rotation, page.skew = upright.rotation, upright.skew
         return PageOutput(page=page, raw=raw, image=image, timings={
             stages.ORIENTATION: round(straightened - started, 4), stages.OCR: round(ocr_done - straightened, 4),

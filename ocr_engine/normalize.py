@@ -16,10 +16,13 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
+import numpy as np
+
 from . import table_rows, tables
 from .geometry import area, box_from_polygon, intersection, overlap_1d, polygon_from_box, rounded, union_box
 from .reading_order import line_order, xy_cut_order
 from .schema import Line, Page, Region, Table, Word
+from .spacing import restore_spaces
 
 # PP-DocLayout / CDLA class names -> our closed set of region types.
 LABEL_TYPES = {
@@ -173,9 +176,14 @@ def split_paragraphs(block: "_Block", lines: Sequence[RawLine]) -> list["_Block"
 
 
 def normalize_ocr(raw: dict[str, Any], *, page_number: int, width: int, height: int, scale: float, dpi: float | None,
-                  fix: Callable[[str], str] = str) -> Page:
-    """``ocr`` pipeline: paragraphs grouped from lines become the regions."""
+                  fix: Callable[[str], str] = str, gray: np.ndarray | None = None) -> Page:
+    """``ocr`` pipeline: paragraphs grouped from lines become the regions.
+
+    ``gray``, the page image in grey levels, lets monospace lines get back the
+    spaces the recogniser dropped (``spacing``)."""
     lines = ocr_lines(raw, fix)
+    if gray is not None:
+        restore_spaces(gray, lines)
     page = Page(page_number=page_number, width=width, height=height, scale=scale, dpi=dpi)
     table_specs, in_tables = [], set()
     for rows in table_rows.find_table_rows([ln.bbox for ln in lines], [ln.text for ln in lines]):
@@ -197,9 +205,11 @@ def normalize_ocr(raw: dict[str, Any], *, page_number: int, width: int, height: 
 
 
 def normalize_structure(raw: dict[str, Any], *, page_number: int, width: int, height: int, scale: float,
-                        dpi: float | None, fix: Callable[[str], str] = str) -> Page:
-    """``structure`` pipeline: PP-StructureV3 layout blocks plus its page-wide OCR lines."""
+                        dpi: float | None, fix: Callable[[str], str] = str, gray: np.ndarray | None = None) -> Page:
+    """``structure`` pipeline: PP-StructureV3 layout blocks plus its page-wide OCR lines (``gray``: as above)."""
     lines = ocr_lines(raw.get("overall_ocr_res") or {}, fix)
+    if gray is not None:
+        restore_spaces(gray, lines)
     page = Page(page_number=page_number, width=width, height=height, scale=scale, dpi=dpi)
     det_boxes = (raw.get("layout_det_res") or {}).get("boxes") or []
     blocks = []

@@ -25,8 +25,9 @@ class Pipeline(Protocol):
         """One BGR page image through the models; returns the raw JSON-ready result."""
 
     def normalize(self, raw: dict[str, Any], *, page_number: int, width: int, height: int, scale: float,
-                  dpi: float | None, fix: Callable[[str], str] = str) -> Page:
-        """The raw result as the schema's page."""
+                  dpi: float | None, fix: Callable[[str], str] = str, gray: np.ndarray | None = None) -> Page:
+        """The raw result as the schema's page; ``gray`` is the OCR'd page image in grey levels (None for
+        a text layer's lines), for checks against the page's ink."""
 
     def model_names(self, config: EngineConfig) -> dict[str, str]:
         """Which models ``config`` uses, by role (recorded in every result)."""

@@ -23,7 +23,7 @@ MANIFEST = {entry["name"]: entry for entry in json.loads((CORPUS / "manifest.jso
 PAGES = ("debref-es-82", "rintro-43", "libtasn1-13")
 # Structure pipeline CER measured at the commit that added each bound (bench/compare.py), with
 # headroom for model and platform noise; tesseract reads these pages at 1.5-3.5 %.
-MAX_CER = {"debref-es-82": 0.02, "rintro-43": 0.04, "libtasn1-13": 0.04}
+MAX_CER = {"debref-es-82": 0.02, "rintro-43": 0.01, "libtasn1-13": 0.04}
 
 _read: dict[tuple[str, str], PageOutput] = {}
 
@@ -51,10 +51,15 @@ def truth(name: str) -> str:
     return (CORPUS / f"{name}.txt").read_text(encoding="utf-8")
 
 
+def unspaced(text: str) -> str:
+    return "".join(text.split())
+
+
 def found_lines(out: PageOutput) -> Counter:
-    """The texts of the lines PaddleOCR recognised (full-width forms folded, as for every Latin page)."""
+    """The texts of the lines PaddleOCR recognised (full-width forms folded, as for every Latin page),
+    without their spaces: monospace lines get back spaces the recogniser dropped (ocr_engine.spacing)."""
     raw = out.raw.get("overall_ocr_res", out.raw)
-    return Counter(fold_fullwidth(str(t)) for t in raw.get("rec_texts") or [] if str(t).strip())
+    return Counter(unspaced(fold_fullwidth(str(t))) for t in raw.get("rec_texts") or [] if str(t).strip())
 
 
 @pytest.mark.parametrize("pipeline", ["ocr", "structure"])
@@ -63,8 +68,8 @@ def test_every_recognised_line_appears_exactly_once(read, pipeline, name):
     out = read(pipeline, name)
     found = found_lines(out)
     assert found, "nothing recognised"
-    assert Counter(ln.text for ln in out.page.lines) == found
-    assert Counter(t for t in out.page.text.split("\n") if t.strip()) == found
+    assert Counter(unspaced(ln.text) for ln in out.page.lines) == found
+    assert Counter(unspaced(t) for t in out.page.text.split("\n") if t.strip()) == found
 
 
 def _position(text: str, needle: str) -> int:
@@ -97,6 +102,14 @@ def test_margin_label_stays_with_its_line(read, pipeline):
     last_signature = _position(text, "asn1_find_structure_from_oid (")
     label = text.find("[Function]", last_signature)
     assert last_signature < label < _position(text, "definitions: ASN1 definitions")
+
+
+@pytest.mark.parametrize("pipeline", ["ocr", "structure"])
+def test_monospace_program_output_keeps_its_spaces(read, pipeline):
+    lines = read(pipeline, "rintro-43").page.text.split("\n")
+    # PP-OCRv6 reads these as "1.6002.1634.000..." and "18|0000...": the page's gaps put the spaces back.
+    assert "1.600 2.163 4.000 3.488 4.454 5.100" in lines
+    assert "18 | 000022233333335577777777888822335777888" in lines
 
 
 @pytest.mark.parametrize("name", PAGES)
