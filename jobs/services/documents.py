@@ -1,4 +1,10 @@
-"""Documents: validate an upload fully before anything is stored, then store it."""
+"""Documents: check an upload before anything is stored, then store it.
+
+The web process checks what it can afford per request: type by signature,
+size, page count and pixels from the headers, the page range. Decoding every
+image page (a truncated file) is the worker's first step (``job_run``), which
+fails the job with the same error codes.
+"""
 
 from __future__ import annotations
 
@@ -46,9 +52,9 @@ def upload_limits() -> Limits:
 
 
 def document_check(*, file: Upload, filename: str, pages: str | None = None) -> CheckedDocument:
-    """Validate type, size, limits and the page range; raises an OcrError subclass. Writes nothing."""
+    """Check type, size, limits and the page range from headers; raises an OcrError subclass. Writes nothing."""
     source = _source(file)
-    with open_document(source, limits=upload_limits(), filename=filename) as doc:
+    with open_document(source, limits=upload_limits(), filename=filename, decode=False) as doc:
         return CheckedDocument(
             source=source,
             filename=_clean_name(filename),

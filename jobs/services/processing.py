@@ -90,7 +90,13 @@ def job_run(*, job_id, worker_id: str, budget_seconds: float, stopping=lambda: F
 
     done = set(job.pages.values_list("page_number", flat=True))
     todo = [n for n in job.page_numbers if n not in done]
-    with _opened(job.document) as doc:
+    try:
+        # The upload was checked from its headers; decoding every page is done here.
+        opened = _opened(job.document)
+    except OcrError as exc:
+        job_fail(job_id=job_id, code=exc.code, detail=exc.message, worker_id=worker_id)
+        return
+    with opened as doc:
         for index, number in enumerate(todo):
             if job.deadline_at and timezone.now() > job.deadline_at:
                 job_fail(job_id=job_id, worker_id=worker_id, code="timeout",

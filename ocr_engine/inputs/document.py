@@ -35,12 +35,15 @@ class _Pages(Protocol):
 
 
 def open_document(source: Source, *, password: str | None = None, limits: Limits = DEFAULT_LIMITS,
-                  filename: str | None = None) -> Document:
+                  filename: str | None = None, decode: bool = True) -> Document:
     """Open and fully validate a PDF or image given as bytes or a path.
 
     Raises an ``InputError`` subclass for anything a worker could not process, so
     a caller can validate an upload before queueing it. Cheap: no PDF page is
     rendered; image pages are decoded once (to catch truncation) and dropped.
+    ``decode=False`` checks images from their headers only (type, page count,
+    pixels, colour mode): what a web process can afford per upload; a truncated
+    image then fails when it is opened with ``decode=True`` or rendered.
     A ``str`` is always a path, never file content.
     """
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -62,7 +65,7 @@ def open_document(source: Source, *, password: str | None = None, limits: Limits
     if media_type == "application/pdf":
         pages: _Pages = PdfPages(readable, password=password, limits=limits)
     else:
-        pages = ImagePages(readable, media_type=media_type, limits=limits)
+        pages = ImagePages(readable, media_type=media_type, limits=limits, decode=decode)
     return Document(pages, media_type=media_type, filename=filename, size_bytes=size, data=data, path=path)
 
 

@@ -33,14 +33,15 @@ _WHITE = (255, 255, 255, 255)
 class ImagePages:
     """An open image file; a multi-page TIFF has one page per frame, other types one page.
 
-    Every page is decoded at open so that a truncated or corrupt file is refused
-    before a job is queued, not halfway through it. Pages are decoded again when
-    rendered: only one is held in memory.
+    Every page's header is checked at open (pixels, colour mode); with ``decode``
+    every page is also decoded once, so that a truncated or corrupt file is
+    refused before its job starts, not halfway through it. Pages are decoded
+    again when rendered: only one is held in memory.
     """
 
     kind = "image"
 
-    def __init__(self, source: bytes | Path, *, media_type: str, limits: Limits):
+    def __init__(self, source: bytes | Path, *, media_type: str, limits: Limits, decode: bool = True):
         self._limits = limits
         with _decoding("The image", limits):
             # Only TIFF pages are pages; frames of other types are animations
@@ -51,7 +52,7 @@ class ImagePages:
                                      formats=_PIL_FORMATS[media_type])
         try:
             for page_number in range(1, self.page_count + 1):
-                self._load(page_number)
+                self._load(page_number, decode=decode)
         except BaseException:
             self.close()
             raise
@@ -80,7 +81,7 @@ class ImagePages:
     def close(self) -> None:
         self._image.close()
 
-    def _load(self, page_number: int) -> Image.Image:
+    def _load(self, page_number: int, decode: bool = True) -> Image.Image:
         what = f"Page {page_number} of the image" if self.page_count > 1 else "The image"
         with _decoding(what, self._limits):
             if self._image.tell() != page_number - 1:
@@ -92,7 +93,8 @@ class ImagePages:
             if self._image.mode not in _MODES:
                 raise UnsupportedFileType(f"{what} uses the colour mode {self._image.mode!r}, which is not "
                                           "supported. Save it as RGB or grayscale and upload it again.")
-            self._image.load()
+            if decode:
+                self._image.load()
         return self._image
 
 

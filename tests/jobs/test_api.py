@@ -96,7 +96,7 @@ def test_submit_by_url(api_client, file_server):
 BAD_UPLOADS = [
     pytest.param(lambda: b"just some text\n", {}, 415, "unsupported_file_type", id="text"),
     pytest.param(lambda: b"", {}, 422, "empty_document", id="empty"),
-    pytest.param(lambda: samples.truncated(small_png()), {}, 422, "corrupt_file", id="truncated"),
+    pytest.param(lambda: small_png()[:24], {}, 422, "corrupt_file", id="cut-in-its-header"),
     pytest.param(lambda: samples.encrypted_pdf(), {}, 422, "encrypted_document", id="encrypted"),
     pytest.param(lambda: samples.zero_page_pdf(), {}, 422, "empty_document", id="zero-pages"),
     pytest.param(lambda: samples.bomb_png(), {}, 413, "image_too_large", id="bomb"),

@@ -106,3 +106,18 @@ def test_canceled_or_deleted_jobs_are_skipped(user):
 
     job.refresh_from_db()
     assert job.status == Job.Status.CANCELED and not job.pages.exists() and job.attempts == 0
+
+
+def test_an_image_cut_off_after_its_header_is_accepted_and_its_job_fails_with_corrupt_file(
+        user, django_capture_on_commit_callbacks):
+    # The web process checks headers only (issue 12: submissions stay fast); decoding is the worker's.
+    job, _ = services.job_create(owner=user, file=samples.truncated(text_png(), keep=0.6), filename="cut.png",
+                                 pipeline="ocr")
+    listener = Listener(job.pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        tasks.process_job(str(job.pk))
+
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and job.error_code == "corrupt_file"
+    assert "damaged or incomplete" in job.error_detail and not job.pages.exists()
+    assert [e["event"] for e in listener.events()][-1] == "failed"
