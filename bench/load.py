@@ -1,0 +1,297 @@
+"""Throughput under load: our API (``make run``) and, optionally, PaddleX's own serving, same pages.
+
+    make run                                   # in another shell; it prints an API token
+    .venv/bin/python bench/load.py --token <API token>
+    .venv/bin/python bench/load.py --token ... --peer http://127.0.0.1:8080   # + `paddlex --serve`
+    .venv/bin/python bench/load.py --token ... --clients 1 4 --pages 20 --dpi 200 --pdf-pages 10
+
+Scenarios, for each target, one after the other (never at the same time):
+
+* ``N clients``: the pages as separate PNG files, taken from one shared queue by
+  N client threads; each submits a page, waits for its job to end (polling
+  ``GET /jobs/{id}`` every 0.2 s, as a client must) and reads ``GET …/result``.
+  The peer answers ``POST /ocr`` synchronously.
+* ``PDF``: one ``--pdf-pages`` PDF as one job (ours only: the peer serves images).
+* ``bare``: ``Engine.process_image`` on the same pages in this process, after the
+  servers are measured: the engine without any platform around it.
+
+For each it prints pages per minute, job latency p50/p95, errors, CPU seconds per
+page of the server's processes (web and worker cluster apart) and their summed
+peak RSS. Server processes are found by their command line: ours are
+``ocrsite.server``/``daphne`` (web) and ``qcluster`` (cluster, with the worker
+processes it forks); the peer's is ``paddlex``. Every page is distinct (a
+numbered title), so no deduplication shortens the work.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import argparse  # noqa: E402
+import base64  # noqa: E402
+import io  # noqa: E402
+import os  # noqa: E402
+import queue  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+
+import requests  # noqa: E402
+from PIL import Image, ImageDraw  # noqa: E402
+
+from tests.ocr_engine import samples  # noqa: E402
+
+TICKS = os.sysconf("SC_CLK_TCK")
+ROLES = {"web": ("ocrsite.server", "daphne"), "cluster": ("qcluster",), "peer": ("paddlex",)}
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", default="http://127.0.0.1:8000")
+    parser.add_argument("--token", default=os.environ.get("OCR_API_TOKEN"), help="API token (or $OCR_API_TOKEN)")
+    parser.add_argument("--peer", help="PaddleX serving base URL (`paddlex --serve --pipeline OCR`)")
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 4])
+    parser.add_argument("--pages", type=int, default=20, help="distinct pages per client scenario")
+    parser.add_argument("--pdf-pages", type=int, default=10)
+    parser.add_argument("--dpi", type=int, default=200)
+    parser.add_argument("--pipeline", default="ocr")
+    parser.add_argument("--lang", default="en")
+    parser.add_argument("--threads", type=int, default=2, help="engine threads of the bare loop (OCR_CPU_THREADS)")
+    parser.add_argument("--no-bare", action="store_true")
+    args = parser.parse_args()
+    if not args.token:
+        parser.error("--token is required (make run prints one)")
+    return args
+
+
+def pages(count: int, dpi: int, tag: str) -> list[bytes]:
+    makers = (samples.report_page, samples.two_column_page, lambda dpi: samples.text_page(dpi=dpi))
+    out = []
+    for n in range(count):
+        image = makers[n % len(makers)](dpi=dpi).image
+        # A page number in the corner makes every file distinct.
+        ImageDraw.Draw(image).text((40, image.height - 60), f"{tag} page {n} {time.time_ns()}", fill=0)
+        out.append(samples.encode(image, "PNG"))
+    return out
+
+
+# --- the server's processes -------------------------------------------------------------------
+
+def role_pids() -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {role: [] for role in ROLES}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if cmdline.startswith(("/bin/sh", "/bin/bash", "sh ", "bash ")) or "bench/load.py" in cmdline:
+            continue  # make's shell names both commands; it does none of the work
+        for role, needles in ROLES.items():
+            if any(n in cmdline for n in needles):
+                found[role].append(int(entry))
+    return found
+
+
+def cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
+
+
+def rss_mib(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+@dataclass
+class Meter:
+    """CPU seconds and summed peak RSS of each role's processes while a scenario runs."""
+
+    roles: tuple[str, ...]
+    cpu: dict[str, float] = field(default_factory=dict)
+    peak_rss: dict[str, float] = field(default_factory=dict)
+
+    def __enter__(self) -> Meter:
+        self._pids = {r: p for r, p in role_pids().items() if r in self.roles}
+        self._cpu0 = {r: {p: cpu_seconds(p) for p in pids} for r, pids in self._pids.items()}
+        self.peak_rss = {r: 0.0 for r in self.roles}
+        self._stop = threading.Event()
+        self._sampler = threading.Thread(target=self._sample, daemon=True)
+        self._sampler.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.25):
+            for role in self.roles:
+                pids = role_pids()[role]  # django-q2 may recycle workers: look again
+                self._pids[role] = sorted(set(self._pids[role]) | set(pids))
+                self.peak_rss[role] = max(self.peak_rss[role], sum(rss_mib(p) for p in pids))
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._sampler.join()
+        self.cpu = {r: sum(cpu_seconds(p) - self._cpu0[r].get(p, 0.0) for p in pids)
+                    for r, pids in self._pids.items()}
+
+
+# --- clients --------------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    pages: int = 0
+    seconds: float = 0.0
+
+
+def run_clients(work: list[bytes], clients: int, handle) -> Outcome:
+    todo: queue.Queue = queue.Queue()
+    for index, data in enumerate(work):
+        todo.put((index, data))
+    outcome, lock = Outcome(), threading.Lock()
+
+    def client() -> None:
+        session = requests.Session()
+        while True:
+            try:
+                index, data = todo.get_nowait()
+            except queue.Empty:
+                return
+            t0 = time.perf_counter()
+            try:
+                pages_read = handle(session, index, data)
+                error = None
+            except Exception as exc:  # noqa: BLE001 - every failure is a counted error
+                pages_read, error = 0, f"{type(exc).__name__}: {exc}"[:200]
+            with lock:
+                outcome.latencies.append(time.perf_counter() - t0)
+                outcome.pages += pages_read
+                if error:
+                    outcome.errors.append(error)
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    t0 = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    outcome.seconds = time.perf_counter() - t0
+    return outcome
+
+
+def ours(args, api: str, headers: dict):
+    def handle(session, index: int, data: bytes, name: str = "page.png") -> int:
+        submitted = session.post(f"{api}/jobs", headers=headers, files={"file": (name, data)},
+                                 data={"pipeline": args.pipeline, "lang": args.lang}, timeout=120)
+        if submitted.status_code != 202:
+            raise RuntimeError(f"HTTP {submitted.status_code} on submit: {submitted.text[:120]}")
+        job_id = submitted.json()["id"]
+        while True:
+            job = session.get(f"{api}/jobs/{job_id}", headers=headers, timeout=60).json()
+            if job["status"] in ("succeeded", "failed", "canceled"):
+                break
+            time.sleep(0.2)
+        if job["status"] != "succeeded":
+            raise RuntimeError(f"job {job['status']}: {job['error']}")
+        result = session.get(f"{api}/jobs/{job_id}/result", headers=headers, timeout=120)
+        result.raise_for_status()
+        return job["progress"]["pages_done"]
+
+    return handle
+
+
+def peer(args):
+    def handle(session, index: int, data: bytes) -> int:
+        body = {"file": base64.b64encode(data).decode(), "fileType": 1}
+        response = session.post(f"{args.peer.rstrip('/')}/ocr", json=body, timeout=600)
+        response.raise_for_status()
+        return 1
+
+    return handle
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
+
+
+def report(label: str, outcome: Outcome, meter: Meter | None) -> None:
+    ppm = outcome.pages / outcome.seconds * 60 if outcome.seconds else 0.0
+    line = (f"{label:<28} {ppm:6.1f} pages/min  p50 {percentile(outcome.latencies, 0.5):6.2f} s  "
+            f"p95 {percentile(outcome.latencies, 0.95):6.2f} s  errors {len(outcome.errors)}/{len(outcome.latencies)}")
+    if meter is not None and outcome.pages:
+        cpu = "  ".join(f"{role} {meter.cpu[role] / outcome.pages:.2f}" for role in meter.roles)
+        total = sum(meter.cpu.values()) / outcome.pages
+        rss = sum(meter.peak_rss.values()) / 1024
+        line += f"  CPU s/page {total:.2f} ({cpu})  peak RSS {rss:.2f} GB"
+    print(line, flush=True)
+    for error in sorted(set(outcome.errors))[:5]:
+        print(f"    error: {error}")
+
+
+def bare(args, work: list[bytes]) -> None:
+    from ocr_engine.config import EngineConfig
+    from ocr_engine.engine import Engine
+    from ocr_engine.models import is_pack
+
+    models = Path(os.environ.get("OCR_MODELS_DIR", ROOT / "models"))
+    engine = Engine(EngineConfig(pipeline=args.pipeline, lang=args.lang, models_dir=models if is_pack(models) else None,
+                                 cpu_threads=args.threads))
+    engine.process_image(Image.open(io.BytesIO(work[0])).convert("RGB"), page_number=1)  # warm
+    cpu0, outcome = time.process_time(), Outcome()
+    t0 = time.perf_counter()
+    for data in work:
+        t1 = time.perf_counter()
+        engine.process_image(Image.open(io.BytesIO(data)).convert("RGB"), page_number=1)
+        outcome.latencies.append(time.perf_counter() - t1)
+        outcome.pages += 1
+    outcome.seconds = time.perf_counter() - t0
+    report("bare engine loop", outcome, None)
+    print(f"{'':<28} CPU s/page {(time.process_time() - cpu0) / outcome.pages:.2f}  "
+          f"RSS {rss_mib(os.getpid()) / 1024:.2f} GB")
+
+
+def main() -> None:
+    args = parse_args()
+    api, headers = args.url.rstrip("/") + "/api/v1", {"Authorization": f"Token {args.token}"}
+    print(f"{args.pages} pages at {args.dpi} DPI per scenario, pipeline {args.pipeline}; "
+          f"{os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d %H:%M %Z')}")
+    # Warm the worker's engine so model loading is not counted.
+    run_clients(pages(1, args.dpi, "warm"), 1, ours(args, api, headers))
+    for clients in args.clients:
+        work = pages(args.pages, args.dpi, f"c{clients}")
+        with Meter(("web", "cluster")) as meter:
+            outcome = run_clients(work, clients, ours(args, api, headers))
+        report(f"ours, {clients} client(s)", outcome, meter)
+    if args.pdf_pages:
+        pdf = samples.report_pdf(pages=args.pdf_pages, dpi=args.dpi).data
+        with Meter(("web", "cluster")) as meter:
+            handle = ours(args, api, headers)
+            outcome = run_clients([pdf], 1, lambda s, i, d: handle(s, i, d, name="report.pdf"))
+        report(f"ours, {args.pdf_pages}-page PDF", outcome, meter)
+    if args.peer:
+        run_clients(pages(1, args.dpi, "warm"), 1, peer(args))
+        for clients in args.clients:
+            work = pages(args.pages, args.dpi, f"peer{clients}")
+            with Meter(("peer",)) as meter:
+                outcome = run_clients(work, clients, peer(args))
+            report(f"PaddleX serving, {clients} client(s)", outcome, meter)
+    if not args.no_bare:
+        bare(args, pages(args.pages, args.dpi, "bare"))
+
+
+if __name__ == "__main__":
+    main()
