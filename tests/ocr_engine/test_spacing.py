@@ -1,4 +1,4 @@
-"""Monospace spaces the recogniser dropped come back from the gaps on the page, and only those."""
+"""Spaces the recogniser dropped or added: monospace gaps measured on the page, and text fixes."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from ocr_engine.normalize import RawLine
 from ocr_engine.spacing import respaced, restore_spaces
+from ocr_engine.textfix import text_fixer
 from tests.ocr_engine.samples import FONT_DIR
 
 
@@ -59,3 +60,22 @@ def test_restored_lines_get_words_with_their_boxes():
     assert line.text == "18 | 0000222333"
     assert [w.text for w in line.words] == ["18", "|", "0000222333"]
     assert all(w.bbox[1] == box[1] and w.bbox[3] == box[3] and w.confidence == 0.97 for w in line.words)
+
+
+@pytest.mark.parametrize(("read", "fixed"), [
+    # Monospace names in prose: the recogniser reads their wide cells as spaces around dots.
+    ("See systemd . service(5).", "See systemd.service(5)."),
+    ("See systemd. mount(5).", "See systemd.mount(5)."),
+    ("in /etc/init . d/rc", "in /etc/init.d/rc"),
+    # ...and drops the space outside quotes around them.
+    ('Sie"Noch ausstehende Aktionen"im Menü', 'Sie "Noch ausstehende Aktionen" im Menü'),
+    # Prose stays as read.
+    ("type source_name . Example using", "type source_name . Example using"),
+    ("It ended. Then etc. and i.e. the", "It ended. Then etc. and i.e. the"),
+    ('x="abc" and print("a", "b")', 'x="abc" and print("a", "b")'),
+    ('wenn"-v"verwendet ("aptitude -v why', 'wenn"-v"verwendet ("aptitude -v why'),  # unpaired: unsure
+    ("８％ of ＡＢＣ", "8% of ABC"),
+])
+def test_latin_text_fixes(read, fixed):
+    assert text_fixer("en")(read) == fixed
+    assert text_fixer("ch")(read) == read  # CJK text is left as read
