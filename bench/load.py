@@ -16,8 +16,9 @@ Scenarios, for each target, one after the other (never at the same time):
   servers are measured: the engine without any platform around it.
 
 For each it prints pages per minute, job latency p50/p95, errors, CPU seconds per
-page of the server's processes (web and worker cluster apart) and their summed
-peak RSS. Server processes are found by their command line: ours are
+page of the server's processes (web and worker cluster apart), their summed peak
+RSS, and their peak PSS (what the tree really holds: django-q2 forks its
+processes, and RSS counts the pages they share once in each). Server processes are found by their command line: ours are
 ``ocrsite.server``/``daphne`` (web) and ``qcluster`` (cluster, with the worker
 processes it forks); the peer's is ``paddlex``. Every page is distinct (a
 numbered title), so no deduplication shortens the work.
@@ -106,14 +107,23 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
 
 
-def rss_mib(pid: int) -> float:
+def _kib(path: str, key: str) -> float:
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+        for line in Path(path).read_text().splitlines():
+            if line.startswith(key):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass
     return 0.0
+
+
+def rss_mib(pid: int) -> float:
+    return _kib(f"/proc/{pid}/status", "VmRSS:")
+
+
+def pss_mib(pid: int) -> float:
+    """Proportional set size: pages shared by forked processes counted once in all, not in each."""
+    return _kib(f"/proc/{pid}/smaps_rollup", "Pss:")
 
 
 @dataclass
@@ -123,6 +133,7 @@ class Meter:
     roles: tuple[str, ...]
     cpu: dict[str, float] = field(default_factory=dict)
     peak_rss: dict[str, float] = field(default_factory=dict)
+    peak_pss: float = 0.0  # all roles together
 
     def __enter__(self) -> Meter:
         self._pids = {r: p for r, p in role_pids().items() if r in self.roles}
@@ -139,6 +150,7 @@ class Meter:
                 pids = role_pids()[role]  # django-q2 may recycle workers: look again
                 self._pids[role] = sorted(set(self._pids[role]) | set(pids))
                 self.peak_rss[role] = max(self.peak_rss[role], sum(rss_mib(p) for p in pids))
+            self.peak_pss = max(self.peak_pss, sum(pss_mib(p) for pids in self._pids.values() for p in pids))
 
     def __exit__(self, *exc) -> None:
         self._stop.set()
@@ -236,7 +248,7 @@ def report(label: str, outcome: Outcome, meter: Meter | None) -> None:
         cpu = "  ".join(f"{role} {meter.cpu[role] / outcome.pages:.2f}" for role in meter.roles)
         total = sum(meter.cpu.values()) / outcome.pages
         rss = sum(meter.peak_rss.values()) / 1024
-        line += f"  CPU s/page {total:.2f} ({cpu})  peak RSS {rss:.2f} GB"
+        line += f"  CPU s/page {total:.2f} ({cpu})  peak RSS {rss:.2f} GB, PSS {meter.peak_pss / 1024:.2f} GB"
     print(line, flush=True)
     for error in sorted(set(outcome.errors))[:5]:
         print(f"    error: {error}")

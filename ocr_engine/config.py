@@ -79,6 +79,11 @@ class EngineConfig:
     # 4000) feeds a 300-DPI scan nearly unscaled and the DB detector loses lines.
     det_max_side: int = 2560
     rec_batch_size: int = 16
+    # onnxruntime's CPU memory arena keeps the largest buffers a page needed for
+    # the next one: fast, but a worker's memory stays at its peak (about 3.8 GB
+    # after a dense 200-DPI page with ``ocr``). False returns them after each run:
+    # about 2.0 GB, and 25-30 % more time per page (docs/benchmarks.md).
+    memory_arena: bool = True
     layout_threshold: float = 0.5
     text_layer: str = "auto"
     orientation: str = "auto"

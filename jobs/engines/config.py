@@ -30,4 +30,5 @@ def engine_config(pipeline: str, lang: str) -> EngineConfig:
         device=settings.OCR_DEVICE,
         models_dir=models_dir(),
         cpu_threads=settings.OCR_CPU_THREADS,
+        memory_arena=settings.OCR_MEMORY_ARENA,
     )

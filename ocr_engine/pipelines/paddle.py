@@ -42,7 +42,7 @@ def prepare_process(config: EngineConfig) -> dict[str, Any]:
         # log_severity_level 3: the converted SLANet graph makes onnxruntime log
         # dozens of harmless "unused initializer" warnings per process.
         args["engine_config"] = {"intra_op_num_threads": config.cpu_threads, "inter_op_num_threads": 1,
-                                 "log_severity_level": 3}
+                                 "log_severity_level": 3, "enable_cpu_mem_arena": config.memory_arena}
     else:
         args["cpu_threads"] = config.cpu_threads
     return args

@@ -100,6 +100,17 @@ def test_large_scan_is_read_in_full(ocr_engine):
     assert any(line.bbox[1] > middle for line in page.lines)
 
 
+def test_without_the_memory_arena_pages_read_the_same(models_dir, ocr_engine):
+    from ocr_engine.pipelines import paddle
+
+    config = EngineConfig(pipeline="ocr", models_dir=models_dir, memory_arena=False)
+    assert paddle.prepare_process(config)["engine_config"]["enable_cpu_mem_arena"] is False
+    sample = samples.text_page(dpi=100)
+    lean = read(Engine(config), sample)
+    assert [ln.text for ln in lean.lines] == [ln.text for ln in read(ocr_engine, sample).lines]
+    assert samples.cer(sample.text, line_text(lean)) <= MAX_CER
+
+
 @pytest.mark.parametrize("lang", ["de", "fr", "es", "nl"])
 def test_languages_with_diacritics(models_dir, ocr_engine, lang):
     sample = samples.language_page(lang, dpi=144)
