@@ -13,6 +13,7 @@ from django.conf import settings
 
 from jobs import worker
 from jobs.services import job_requeue_stale, job_run
+from jobs.services.exports import build_pdf_export as build_pdf_export_service
 from jobs.services.storage import orphan_files_sweep
 
 
@@ -32,3 +33,7 @@ def requeue_stale() -> int:
 
 def sweep_orphan_files() -> int:
     return len(orphan_files_sweep())
+
+
+def build_pdf_export(job_id: str, name: str) -> None:
+    build_pdf_export_service(job_id=job_id, name=name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpResponse
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
@@ -15,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from jobs import selectors, services
+from jobs.services.exports import export_is_inline, export_pdf_file
 from jobs.selectors import results
 from jobs.engines.config import available_languages, models_dir
 from jobs.api.serializers import (
@@ -124,14 +126,31 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         response["Content-Disposition"] = content_disposition_header(True, f"{job.id}.json")
         return response
 
-    @extend_schema(responses={200: OpenApiTypes.BINARY, 404: ERROR})
+    @extend_schema(responses={200: OpenApiTypes.BINARY, 202: OpenApiResponse(ERROR, description=(
+        "`pdf` of a job over OCR_EXPORT_INLINE_MAX_PAGES pages: a worker is building it; ask again after "
+        "`Retry-After` seconds.")), 404: ERROR})
     @action(detail=True, methods=["get"], url_path=r"export\.(?P<fmt>[a-z]+)", url_name="export")
     def export(self, request, pk=None, fmt=None):
-        content, media_type, filename = results.job_export(self.get_object(), fmt)
+        job = self.get_object()
+        if fmt == "pdf" and not export_is_inline(job):
+            return self._worker_pdf(job)
+        content, media_type, filename = results.job_export(job, fmt)
         response = HttpResponse(content, content_type=media_type)
         # RFC 6266 encoding: a user's file name with quotes, semicolons or non-ASCII
         # characters cannot add parameters to the header.
         response["Content-Disposition"] = content_disposition_header(True, filename)
+        return response
+
+    @staticmethod
+    def _worker_pdf(job: Job):
+        """A long job's PDF, built by a worker and streamed from storage; 202 while it is being built."""
+        name = export_pdf_file(job)
+        if name is None:
+            return Response({"code": "export_pending", "detail": "A worker is building the PDF of this job's "
+                             f"{job.pages_done} pages; ask again in a few seconds."},
+                            status=status.HTTP_202_ACCEPTED, headers={"Retry-After": "5"})
+        response = FileResponse(default_storage.open(name, "rb"), content_type="application/pdf")
+        response["Content-Disposition"] = content_disposition_header(True, results.export_filename(job, "pdf"))
         return response
 
     @extend_schema(parameters=[OpenApiParameter("raw", bool, description="false leaves PaddleOCR's raw output out")],

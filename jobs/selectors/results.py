@@ -101,5 +101,10 @@ def job_export(job: Job, fmt: str) -> tuple[bytes, str, str]:
     media_type, extension = exports.FORMATS[fmt]
     if fmt == "page" and content.startswith(b"PK"):  # PAGE holds one page per file: longer results are a ZIP
         media_type, extension = "application/zip", "page.zip"
+    return content, media_type, export_filename(job, extension)
+
+
+def export_filename(job: Job, extension: str) -> str:
+    """The download's name: the uploaded file's stem with the export's extension."""
     stem = job.document.original_name.rsplit(".", 1)[0] or "document"
-    return content, media_type, f"{stem}.{extension}"
+    return f"{stem}.{extension}"

@@ -15,7 +15,8 @@ from jobs.errors import JobStateError
 from jobs.models import Job, PageResult
 from jobs.queue import enqueue_job, waiting_task_ids
 from jobs.services.processing import job_fail
-from jobs.services.storage import storage_delete
+from jobs.services.exports import EXPORTS_FOLDER
+from jobs.services.storage import storage_delete, storage_delete_folder
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +70,7 @@ def job_delete(*, job: Job) -> None:
             names.append(document.file.name)
             document.delete()
         transaction.on_commit(lambda: storage_delete(names, folder=f"pages/{job_id}"))
+        transaction.on_commit(lambda: storage_delete_folder(f"{EXPORTS_FOLDER}/{job_id}"))
 
 
 def job_requeue(*, job: Job) -> Job:

@@ -1,4 +1,4 @@
-"""Stored files (documents, page images, thumbnails): removing them with their rows, and sweeping orphans.
+"""Stored files (documents, page images, thumbnails, built exports): removing them, and sweeping orphans.
 
 Page images are written before the row that names them commits (the row must
 not name a file that is not there yet), so a worker killed in between leaves
@@ -19,7 +19,9 @@ from jobs.models import Document, PageResult
 
 logger = logging.getLogger(__name__)
 
-SWEPT_FOLDERS = ("pages", "documents")
+# Built exports (jobs.services.exports) are referenced by no row: the sweep
+# expires them an hour after they were made, stale versions included.
+SWEPT_FOLDERS = ("pages", "documents", "exports")
 GRACE = timedelta(hours=1)
 
 
@@ -33,6 +35,12 @@ def storage_delete(names: list[str], *, folder: str | None = None) -> None:
         os.rmdir(default_storage.path(folder))
     except (NotImplementedError, OSError):
         pass
+
+
+def storage_delete_folder(folder: str) -> None:
+    """Delete the files directly in ``folder`` and the folder (built exports: one level)."""
+    if default_storage.exists(folder):
+        storage_delete([f"{folder}/{name}" for name in default_storage.listdir(folder)[1]], folder=folder)
 
 
 def orphan_files_sweep(*, grace: timedelta = GRACE) -> list[str]:

@@ -207,6 +207,10 @@ OCR_TASK_BUDGET_SECONDS = env_int("OCR_TASK_BUDGET_SECONDS", 120)
 OCR_LEASE_SECONDS = env_int("OCR_LEASE_SECONDS", 300)
 # How long a review request waits for a worker to re-read a redrawn box (jobs.reread).
 OCR_REREAD_WAIT_MS = env_int("OCR_REREAD_WAIT_MS", 10_000)
+# Searchable PDFs of longer jobs are built on a worker (jobs.services.exports);
+# the request waits this long for the file before answering 202 + Retry-After.
+OCR_EXPORT_INLINE_MAX_PAGES = env_int("OCR_EXPORT_INLINE_MAX_PAGES", 20)
+OCR_EXPORT_WAIT_SECONDS = env_float("OCR_EXPORT_WAIT_SECONDS", 20.0)
 # A job must end within base + per_page x pages, else it fails with `timeout`.
 OCR_JOB_TIMEOUT_BASE_SECONDS = env_int("OCR_JOB_TIMEOUT_BASE_SECONDS", 600)
 OCR_JOB_TIMEOUT_PER_PAGE_SECONDS = env_int("OCR_JOB_TIMEOUT_PER_PAGE_SECONDS", 120)
