@@ -6,10 +6,12 @@ the test connection) and the test's MEDIA_ROOT, exactly as in production.
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import time
 
+import pypdf
 import pytest
 
 from jobs import services
@@ -19,7 +21,7 @@ from tests.ocr_engine import samples
 
 pytestmark = [pytest.mark.e2e, pytest.mark.models, pytest.mark.django_db(transaction=True)]
 
-def test_png_and_three_page_pdf_through_a_real_worker(api_client, qcluster):
+def test_png_and_three_page_pdf_through_a_real_worker(api_client, qcluster, settings):
     qcluster()
     png_id = submit(api_client, samples.encode(samples.text_page(dpi=100).image, "PNG"), "note.png",
                     pipeline="ocr")
@@ -41,6 +43,13 @@ def test_png_and_three_page_pdf_through_a_real_worker(api_client, qcluster):
     assert_lines_belong_to_regions(pdf)
     exported = api_client.get(f"/api/v1/jobs/{pdf_id}/export.txt").content.decode()
     assert "orchard" in exported.lower()
+
+    # Over the inline limit, the searchable PDF is built by the worker and streamed from storage.
+    settings.OCR_EXPORT_INLINE_MAX_PAGES, settings.OCR_EXPORT_WAIT_SECONDS = 2, 60
+    response = api_client.get(f"/api/v1/jobs/{pdf_id}/export.pdf")
+    assert response.status_code == 200 and response["Content-Type"] == "application/pdf"
+    pdf_text = pypdf.PdfReader(io.BytesIO(b"".join(response.streaming_content))).pages[1].extract_text()
+    assert "apples" in pdf_text.lower()
 
 
 def test_killed_worker_is_replaced_and_finished_pages_are_kept(api_client, qcluster):
