@@ -67,7 +67,11 @@ def document_check(*, file: Upload, filename: str, pages: str | None = None) -> 
 
 
 def document_store(*, owner, checked: CheckedDocument) -> Document:
-    """Store a checked upload under a random name; the file is removed again if the row is not saved."""
+    """Store a checked upload's file under a random name; returns its Document, not yet saved.
+
+    The caller saves the row in its transaction, and deletes the file if that
+    fails. Copying the file outside the transaction keeps a large upload from
+    holding the database's write lock (SQLite has one for the whole file)."""
     document = Document(
         owner=owner,
         original_name=checked.filename,
@@ -90,11 +94,6 @@ def document_store(*, owner, checked: CheckedDocument) -> Document:
             default_storage.delete(partial)
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             raise StorageFull("The server has no room to store this file now; try again later.") from None
-        raise
-    try:
-        document.save()
-    except BaseException:
-        document.file.delete(save=False)
         raise
     return document
 

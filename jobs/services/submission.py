@@ -59,40 +59,50 @@ def job_create(
     checked = document_check(file=file, filename=filename, pages=pages)
     dedup_key = _dedup_key(checked, pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation)
 
-    stored: Document | None = None
+    stored = document_store(owner=owner, checked=checked)  # before the transaction: see document_store
     try:
         with transaction.atomic():
             # Lock the owner's row so two identical submissions arriving at
             # once serialise here and the second one finds the first job.
             get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
             existing = _recent_duplicate(owner, dedup_key)
-            if existing is not None:
-                return existing, True
-            quota_check(owner=owner, pages=len(checked.page_numbers), size_bytes=checked.size_bytes)
-            stored = document_store(owner=owner, checked=checked)
-            job = Job.objects.create(
-                owner=owner,
-                document=stored,
-                pipeline=pipeline,
-                lang=lang,
-                text_layer=text_layer,
-                orientation=orientation,
-                pages_spec=(pages or "").strip(),
-                page_numbers=checked.page_numbers,
-                pages_total=len(checked.page_numbers),
-                cluster=cluster_for(pipeline),
-                webhook_url=webhook_url or _default_webhook_url(owner),
-                dedup_key=dedup_key,
-                max_attempts=settings.OCR_JOB_MAX_ATTEMPTS,
-            )
-            enqueue_job(job.id, job.cluster)
-            transaction.on_commit(lambda: progress.publish(job, "queued"))
+            if existing is None:
+                quota_check(owner=owner, pages=len(checked.page_numbers), size_bytes=checked.size_bytes)
+                stored.save()
+                job = _job_create_row(owner, stored, checked, dedup_key, pipeline=pipeline, lang=lang,
+                                      text_layer=text_layer, orientation=orientation, pages=pages,
+                                      webhook_url=webhook_url)
     except BaseException:
-        if stored is not None:  # the row rolled back; the file must go too
-            stored.file.delete(save=False)
+        stored.file.delete(save=False)  # the row rolled back, or was never saved: the file goes too
         raise
+    if existing is not None:
+        stored.file.delete(save=False)
+        return existing, True
     job.refresh_from_db()  # queue_task_id / enqueued_at were set by the enqueue
     return job, False
+
+
+def _job_create_row(owner, stored: Document, checked: CheckedDocument, dedup_key: str, *, pipeline: str, lang: str,
+                    text_layer: str, orientation: str, pages: str | None, webhook_url: str) -> Job:
+    """The Job row and its queue entry, in the caller's transaction."""
+    job = Job.objects.create(
+        owner=owner,
+        document=stored,
+        pipeline=pipeline,
+        lang=lang,
+        text_layer=text_layer,
+        orientation=orientation,
+        pages_spec=(pages or "").strip(),
+        page_numbers=checked.page_numbers,
+        pages_total=len(checked.page_numbers),
+        cluster=cluster_for(pipeline),
+        webhook_url=webhook_url or _default_webhook_url(owner),
+        dedup_key=dedup_key,
+        max_attempts=settings.OCR_JOB_MAX_ATTEMPTS,
+    )
+    enqueue_job(job.id, job.cluster)
+    transaction.on_commit(lambda: progress.publish(job, "queued"))
+    return job
 
 
 def job_create_from_url(*, owner, file_url: str, **options) -> tuple[Job, bool]:
