@@ -171,12 +171,10 @@ MEDIA_URL = "/media/"
 # --- OCR ------------------------------------------------------------------
 # Where users reach this site; used for links printed by commands and sent in webhooks.
 OCR_PUBLIC_URL = env_str("OCR_PUBLIC_URL", "http://localhost:8000").rstrip("/")
-# Offline model pack (python -m ocr_engine models build --out models). When the
-# folder holds no pack the engine uses PaddleOCR's official (downloaded) models.
+# Offline model pack (python -m ocr_engine models build); without one PaddleOCR downloads its models.
 OCR_MODELS_DIR = Path(env_str("OCR_MODELS_DIR", str(BASE_DIR / "models")))
 OCR_CPU_THREADS = env_int("OCR_CPU_THREADS", 1 if env_int("Q_WORKERS", 1) > 1 else 2)
 OCR_BACKEND = env_str("OCR_BACKEND", "onnxruntime")
-# False trades speed for memory on small machines (ocr_engine.config.EngineConfig.memory_arena).
 OCR_MEMORY_ARENA = env_bool("OCR_MEMORY_ARENA", True)
 OCR_DEVICE = env_str("OCR_DEVICE", "cpu")  # "gpu" on GPU worker images
 OCR_MAX_UPLOAD_BYTES = env_int("OCR_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)
@@ -201,20 +199,16 @@ OCR_WEBHOOK_TIMEOUT_SECONDS = env_float("OCR_WEBHOOK_TIMEOUT_SECONDS", 10.0)
 # One task processes pages until this budget is spent, then re-enqueues itself:
 # every task stays far below Q_TIMEOUT whatever the page count.
 OCR_TASK_BUDGET_SECONDS = env_int("OCR_TASK_BUDGET_SECONDS", 120)
-# A running job whose heartbeat (written at every page boundary) is older than
-# this is considered abandoned by a dead worker and is picked up again. Must
-# exceed the slowest single page plus engine start-up.
+# A running job whose heartbeat (every page boundary) is older than this was abandoned by a dead
+# worker and is picked up again: it must exceed the slowest page plus engine start-up.
 OCR_LEASE_SECONDS = env_int("OCR_LEASE_SECONDS", 300)
-# How long a review request waits for a worker to re-read a redrawn box (jobs.reread).
 OCR_REREAD_WAIT_MS = env_int("OCR_REREAD_WAIT_MS", 10_000)
-# Searchable PDFs of longer jobs are built on a worker (jobs.services.exports);
-# the request waits this long for the file before answering 202 + Retry-After.
+# Longer jobs' PDFs are built on a worker (jobs.services.exports); docs/operations.md has every OCR_* setting.
 OCR_EXPORT_INLINE_MAX_PAGES = env_int("OCR_EXPORT_INLINE_MAX_PAGES", 20)
 OCR_EXPORT_WAIT_SECONDS = env_float("OCR_EXPORT_WAIT_SECONDS", 20.0)
 # A job must end within base + per_page x pages, else it fails with `timeout`.
 OCR_JOB_TIMEOUT_BASE_SECONDS = env_int("OCR_JOB_TIMEOUT_BASE_SECONDS", 600)
 OCR_JOB_TIMEOUT_PER_PAGE_SECONDS = env_int("OCR_JOB_TIMEOUT_PER_PAGE_SECONDS", 120)
-# Times a job may be (re)started after a lost worker before it fails.
 OCR_JOB_MAX_ATTEMPTS = env_int("OCR_JOB_MAX_ATTEMPTS", 3)
 OCR_THUMBNAIL_SIZE = env_int("OCR_THUMBNAIL_SIZE", 320)
 
