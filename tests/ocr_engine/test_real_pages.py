@@ -17,6 +17,7 @@ from tests.ocr_engine import samples
 
 pytestmark = pytest.mark.models
 CORPUS = Path(__file__).parent / "data" / "corpus"
+PAGES_DIR = Path(__file__).parent / "data" / "pages"  # the orientation tests' real pages
 MANIFEST = {entry["name"]: entry for entry in json.loads((CORPUS / "manifest.json").read_text())}
 # Pages read in these tests: a page with two ruled tables, program output in monospace, a
 # function reference with "[Function]" labels at the right margin.
@@ -37,6 +38,8 @@ def read(request):
             engine = request.getfixturevalue(f"{pipeline}_engine")
             if name in MANIFEST:
                 image = Image.open(CORPUS / f"{name}.png").convert("RGB")
+            elif (PAGES_DIR / f"{name}.png").exists():
+                image = Image.open(PAGES_DIR / f"{name}.png").convert("RGB")
             elif name == "paper_with_table":
                 image = pypdfium2.PdfDocument(samples.paper_with_table_pdf())[0].render(scale=2).to_pil().convert("RGB")
             else:
@@ -102,6 +105,14 @@ def test_margin_label_stays_with_its_line(read, pipeline):
     last_signature = _position(text, "asn1_find_structure_from_oid (")
     label = text.find("[Function]", last_signature)
     assert last_signature < label < _position(text, "definitions: ASN1 definitions")
+
+
+@pytest.mark.parametrize("pipeline", ["ocr", "structure"])
+def test_monospace_names_in_prose_are_read_whole(read, pipeline):
+    text = read(pipeline, "debian-reference-en-p108").page.text
+    # PP-OCRv6 reads "systemd . service(5)" and "systemd. mount(5)" (ocr_engine.textfix).
+    for name in ("systemd.service(5)", "systemd.mount(5)", "systemd.swap(5)", "systemd.path(5)"):
+        assert f"See {name}." in text
 
 
 @pytest.mark.parametrize("pipeline", ["ocr", "structure"])
