@@ -44,6 +44,7 @@ from dataclasses import dataclass, field  # noqa: E402
 import requests  # noqa: E402
 from PIL import Image, ImageDraw  # noqa: E402
 
+from bench.system import percentile  # noqa: E402
 from tests.ocr_engine import samples  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -146,10 +147,10 @@ class Meter:
 
     def _sample(self) -> None:
         while not self._stop.wait(0.25):
+            found = role_pids()  # django-q2 may recycle workers: look again each time
             for role in self.roles:
-                pids = role_pids()[role]  # django-q2 may recycle workers: look again
-                self._pids[role] = sorted(set(self._pids[role]) | set(pids))
-                self.peak_rss[role] = max(self.peak_rss[role], sum(rss_mib(p) for p in pids))
+                self._pids[role] = sorted(set(self._pids[role]) | set(found[role]))
+                self.peak_rss[role] = max(self.peak_rss[role], sum(rss_mib(p) for p in found[role]))
             self.peak_pss = max(self.peak_pss, sum(pss_mib(p) for pids in self._pids.values() for p in pids))
 
     def __exit__(self, *exc) -> None:
@@ -233,11 +234,6 @@ def peer(args):
         return 1
 
     return handle
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
 
 
 def report(label: str, outcome: Outcome, meter: Meter | None) -> None:

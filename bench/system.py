@@ -101,8 +101,9 @@ def unique_png(seed: int) -> bytes:
 
 
 def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile; NaN when nothing was measured (every request failed)."""
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
 
 
 def submit_latency(api: Api, args) -> None:
