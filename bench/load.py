@@ -56,13 +56,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--url", default="http://127.0.0.1:8000")
     parser.add_argument("--token", default=os.environ.get("OCR_API_TOKEN"), help="API token (or $OCR_API_TOKEN)")
     parser.add_argument("--peer", help="PaddleX serving base URL (`paddlex --serve --pipeline OCR`)")
-    parser.add_argument("--clients", type=int, nargs="+", default=[1, 4])
+    parser.add_argument("--clients", type=int, nargs="*", default=[1, 4], help="none: the PDF only")
     parser.add_argument("--pages", type=int, default=20, help="distinct pages per client scenario")
     parser.add_argument("--pdf-pages", type=int, default=10)
     parser.add_argument("--dpi", type=int, default=200)
     parser.add_argument("--pipeline", default="ocr")
     parser.add_argument("--lang", default="en")
     parser.add_argument("--threads", type=int, default=2, help="engine threads of the bare loop (OCR_CPU_THREADS)")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes of the server (Q_WORKERS)")
     parser.add_argument("--no-bare", action="store_true")
     args = parser.parse_args()
     if not args.token:
@@ -278,7 +279,8 @@ def main() -> None:
     print(f"{args.pages} pages at {args.dpi} DPI per scenario, pipeline {args.pipeline}; "
           f"{os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d %H:%M %Z')}")
     # Warm the worker's engine so model loading is not counted.
-    run_clients(pages(1, args.dpi, "warm"), 1, ours(args, api, headers))
+    # One warm-up page per worker process (--workers), so every worker has loaded its models.
+    run_clients(pages(args.workers, args.dpi, "warm"), args.workers, ours(args, api, headers))
     for clients in args.clients:
         work = pages(args.pages, args.dpi, f"c{clients}")
         with Meter(("web", "cluster")) as meter:

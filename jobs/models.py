@@ -160,6 +160,7 @@ class PageResult(models.Model):
     timings = models.JSONField(default=dict, blank=True)
     error_code = models.CharField(max_length=64, blank=True)
     error_detail = models.TextField(blank=True)
+    worker_id = models.CharField(max_length=128, blank=True)  # host:pid of the worker that read it
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -170,6 +171,26 @@ class PageResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job_id} p{self.page_number}"
+
+
+class PageClaim(models.Model):
+    """A worker's hold on one page of a running job while it reads it.
+
+    Lets several workers share one job (jobs.services.processing): each claims
+    the next page that has neither a result nor a live claim. A claim older
+    than OCR_LEASE_SECONDS belongs to a dead worker and may be taken over.
+    """
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="page_claims")
+    page_number = models.PositiveIntegerField()
+    worker_id = models.CharField(max_length=128)
+    claimed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "page_number"], name="pageclaim_job_page_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.job_id} p{self.page_number} by {self.worker_id}"
 
 
 class LineCorrection(models.Model):

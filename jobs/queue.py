@@ -23,6 +23,7 @@ from ocr_engine import pipelines
 logger = logging.getLogger(__name__)
 
 PROCESS_JOB = "jobs.tasks.process_job"
+HELP_JOB = "jobs.tasks.help_job"
 
 
 def cluster_for(pipeline: str) -> str:
@@ -45,6 +46,22 @@ def enqueue_job(job_id: UUID | str, cluster: str) -> None:
         _push(job_id, cluster)
     else:
         transaction.on_commit(lambda: _push(job_id, cluster))
+
+
+def enqueue_helpers(job_id: UUID | str, cluster: str, count: int) -> None:
+    """Queue ``help_job(job_id)`` ``count`` times on ``cluster``: idle workers there share the job's pages.
+
+    Committed like ``enqueue_job``. A helper that arrives after the last page
+    was claimed finds nothing to do and returns at once.
+    """
+    def push():
+        for _ in range(count):
+            async_task(HELP_JOB, str(job_id), cluster=cluster, group=f"job-{job_id}")
+
+    if settings.Q_BROKER == "orm":
+        push()
+    else:
+        transaction.on_commit(push)
 
 
 def _push(job_id: UUID | str, cluster: str) -> None:

@@ -12,7 +12,7 @@ import socket
 from django.conf import settings
 
 from jobs import worker
-from jobs.services import job_requeue_stale, job_run
+from jobs.services import job_help, job_requeue_stale, job_run
 from jobs.services.exports import build_pdf_export as build_pdf_export_service
 from jobs.services.storage import orphan_files_sweep
 
@@ -25,6 +25,11 @@ def worker_identity() -> str:
 def process_job(job_id: str) -> None:
     job_run(job_id=job_id, worker_id=worker_identity(), budget_seconds=settings.OCR_TASK_BUDGET_SECONDS,
             stopping=worker.stopping)
+
+
+def help_job(job_id: str) -> None:
+    job_help(job_id=job_id, worker_id=worker_identity(), budget_seconds=settings.OCR_TASK_BUDGET_SECONDS,
+             stopping=worker.stopping)
 
 
 def requeue_stale() -> int:

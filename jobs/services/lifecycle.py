@@ -44,6 +44,7 @@ def job_retry(*, job: Job) -> Job:
             raise JobStateError(f"Only failed jobs can be retried; this job is {job.status}.")
         failed = list(locked.pages.filter(status=PageResult.Status.FAILED))
         PageResult.objects.filter(pk__in=[p.pk for p in failed]).delete()
+        locked.page_claims.all().delete()
         locked.status = Job.Status.QUEUED
         locked.error_code = locked.error_detail = ""
         locked.attempts = 0

@@ -1,24 +1,25 @@
-"""Running a job on a worker: claim, one committed page at a time, finish.
+"""Running a job on workers: claim, one committed page at a time, finish.
 
 Contract with django-q2 (at-least-once delivery): ``job_run`` may be called
-twice for one job, concurrently or after the job ended. The claim is a
-conditional UPDATE, so only one worker holds a job; every later write checks
-that this worker still holds it; a page already succeeded is never redone.
-Each page commits on its own, so a killed worker loses at most the page it
-was on, and the next worker resumes at the first page without a result.
+twice for one job, concurrently or after the job ended. One worker holds the
+job's lease: the claim is a conditional UPDATE, every later write of the job
+checks that this worker still holds it, and only the holder finishes the job.
+Pages are shared: where the cluster has more workers the holder queues
+``job_help`` tasks, and every worker on the job claims the next page that has
+neither a result nor a live claim (jobs.services.pages). Each page commits on
+its own, so a killed worker loses at most the page it was on, and a page
+already succeeded is never redone.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
 
 from django.conf import settings
-from django.core.files.base import ContentFile
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -26,12 +27,10 @@ from django.utils import timezone
 from jobs import progress
 from jobs.engines.pool import get_engine
 from jobs.models import Job, PageResult
-from jobs.page_images import encode_page
-from jobs.queue import enqueue_job
+from jobs.queue import enqueue_helpers, enqueue_job
 from jobs.services.documents import upload_limits
-from jobs.services.storage import storage_delete
+from jobs.services.pages import job_record_page, page_claim_next, page_read, pages_held_by_others
 from jobs.webhooks import webhook_schedule_for_job
-from ocr_engine import stages
 from ocr_engine.errors import OcrError
 from ocr_engine.inputs import open_document
 from ocr_engine.schema import to_dict
@@ -41,24 +40,20 @@ logger = logging.getLogger(__name__)
 # Transient database errors inside the page loop: tries and the first back-off (doubling).
 DB_RETRIES = 4
 DB_RETRY_DELAY_SECONDS = 0.5
+# How often the lease holder looks again while helpers read the job's last pages.
+HELPERS_POLL_SECONDS = 0.5
 
 
-@dataclass
-class PageRecord:
-    """One page's outcome, ready to store: either ``page`` (+ raw) or ``error_code``."""
+class Ending(enum.Enum):
+    """Why a worker stopped reading a job's pages."""
 
-    page_number: int
-    page: Any = None  # ocr_engine.schema.Page
-    raw: dict | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    image_jpeg: bytes | None = None
-    thumbnail: bytes | None = None
-    error_code: str = ""
-    error_detail: str = ""
+    DONE = "done"  # every page has a result (or nothing is left to claim, for a helper)
+    PAUSED = "paused"  # out of time or asked to stop, with pages left: hand the job over
+    LOST = "lost"  # the job is not this worker's any more: canceled, deleted, failed or taken over
 
 
 def job_run(*, job_id, worker_id: str, budget_seconds: float, stopping=lambda: False) -> None:
-    """Process a job's unfinished pages until done, canceled or out of budget (then hand over).
+    """Hold the job's lease and read its pages until done, canceled or out of budget (then hand over).
 
     ``stopping()`` turns true when this worker is asked to shut down (SIGTERM,
     see jobs.worker): the job is then handed over at the next page boundary,
@@ -77,7 +72,7 @@ def job_run(*, job_id, worker_id: str, budget_seconds: float, stopping=lambda: F
     # Load (or reuse) the engine before claiming, so model loading never eats
     # into the lease a claimed job is measured against.
     try:
-        engine = get_engine(job.pipeline, job.lang, orientation=job.orientation, text_layer=job.text_layer)
+        engine = _engine_for(job)
     except OcrError as exc:
         if job_claim(job_id=job_id, worker_id=worker_id) is not None:
             job_fail(job_id=job_id, code=exc.code, detail=exc.message, worker_id=worker_id)
@@ -87,32 +82,85 @@ def job_run(*, job_id, worker_id: str, budget_seconds: float, stopping=lambda: F
         return
     if job.engine != to_dict(engine.info):
         Job.objects.filter(pk=job.pk).update(engine=to_dict(engine.info))
+    _queue_helpers(job, worker_id)
+    ending = _read_pages(job, engine, worker_id, holds_lease=True,
+                         out_of_time=lambda: stopping() or time.monotonic() - started > budget_seconds)
+    if ending is Ending.DONE:
+        job_finish(job_id=job_id, worker_id=worker_id)
+    elif ending is Ending.PAUSED:
+        job_release(job_id=job_id, worker_id=worker_id)
 
-    done = set(job.pages.values_list("page_number", flat=True))
-    todo = [n for n in job.page_numbers if n not in done]
+
+def job_help(*, job_id, worker_id: str, budget_seconds: float, stopping=lambda: False) -> None:
+    """Read pages of a job whose lease another worker holds, until none is left to claim or out of budget.
+
+    A helper never finishes, fails or releases the job: the lease holder does,
+    once every page has a result.
+    """
+    started = time.monotonic()
+    job = Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).select_related("document").first()
+    if job is None or stopping():
+        return
+    try:
+        engine = _engine_for(job)
+    except OcrError:
+        return  # the lease holder loads the same engine and fails the job with the reason
+    _read_pages(job, engine, worker_id, holds_lease=False,
+                out_of_time=lambda: stopping() or time.monotonic() - started > budget_seconds)
+
+
+def _engine_for(job: Job):
+    return get_engine(job.pipeline, job.lang, orientation=job.orientation, text_layer=job.text_layer)
+
+
+def _queue_helpers(job: Job, worker_id: str) -> None:
+    """Queue tasks for the cluster's other workers to share this job's pages (OCR_JOB_HELPERS)."""
+    if pages_held_by_others(job_id=job.pk, worker_id=worker_id):
+        return  # helpers queued by an earlier slice are still at work
+    pages_left = len(job.page_numbers) - job.pages.count()
+    helpers = min(settings.OCR_JOB_HELPERS, pages_left // settings.OCR_SHARE_MIN_PAGES - 1)
+    if helpers > 0:
+        with transaction.atomic():
+            enqueue_helpers(job.pk, job.cluster, helpers)
+
+
+def _read_pages(job: Job, engine, worker_id: str, *, holds_lease: bool, out_of_time) -> Ending:
+    """Claim, read and store pages one at a time; the same loop for the lease holder and for helpers.
+
+    The lease holder also renews the lease (which doubles as the cancel check),
+    enforces the job's deadline, and waits for pages that helpers are reading.
+    A worker reads at least one page per call, so a job always moves on.
+    """
     try:
         # The upload was checked from its headers; decoding every page is done here.
         opened = _opened(job.document)
     except OcrError as exc:
-        job_fail(job_id=job_id, code=exc.code, detail=exc.message, worker_id=worker_id)
-        return
+        if holds_lease:
+            job_fail(job_id=job.pk, code=exc.code, detail=exc.message, worker_id=worker_id)
+        return Ending.LOST
+    pages_read = 0
     with opened as doc:
-        for index, number in enumerate(todo):
-            if job.deadline_at and timezone.now() > job.deadline_at:
-                job_fail(job_id=job_id, worker_id=worker_id, code="timeout",
+        while True:
+            if holds_lease and job.deadline_at and timezone.now() > job.deadline_at:
+                job_fail(job_id=job.pk, worker_id=worker_id, code="timeout",
                          detail=f"The job did not finish by its deadline ({job.deadline_at:%Y-%m-%d %H:%M:%S} UTC).")
-                return
-            # Heartbeat doubles as the cancel check: it fails once the job is
-            # canceled, deleted or taken over by another worker.
-            if not _retrying_db(job_heartbeat, job_id=job_id, worker_id=worker_id):
-                return
-            record = _process_page(engine, doc, number)
-            if not _retrying_db(job_record_page, job_id=job_id, worker_id=worker_id, record=record):
-                return
-            if index + 1 < len(todo) and (stopping() or time.monotonic() - started > budget_seconds):
-                job_release(job_id=job_id, worker_id=worker_id)
-                return
-    job_finish(job_id=job_id, worker_id=worker_id)
+                return Ending.LOST
+            if holds_lease and not _retrying_db(job_heartbeat, job_id=job.pk, worker_id=worker_id):
+                return Ending.LOST
+            if pages_read and out_of_time():
+                return Ending.DONE if job.pages.count() >= len(job.page_numbers) else Ending.PAUSED
+            number = _retrying_db(page_claim_next, job_id=job.pk, worker_id=worker_id)
+            if number is None:
+                if not holds_lease or not _retrying_db(pages_held_by_others, job_id=job.pk, worker_id=worker_id):
+                    return Ending.DONE
+                if out_of_time():
+                    return Ending.PAUSED
+                time.sleep(HELPERS_POLL_SECONDS)
+                continue
+            record = page_read(engine, doc, number)
+            if not _retrying_db(job_record_page, job_id=job.pk, worker_id=worker_id, record=record):
+                return Ending.LOST
+            pages_read += 1
 
 
 def _retrying_db(write, **kwargs):
@@ -121,7 +169,7 @@ def _retrying_db(write, **kwargs):
 
     Without this one blip raised out of the task, burnt a job attempt and left
     the job waiting out the whole lease (OCR_LEASE_SECONDS) before recovery.
-    Both writes are idempotent, so a retry after an unknown outcome is safe.
+    Every call here is idempotent, so a retry after an unknown outcome is safe.
     """
     for attempt in range(DB_RETRIES):
         try:
@@ -133,26 +181,6 @@ def _retrying_db(write, **kwargs):
             # A dropped connection stays broken until closed; the next query reconnects.
             connection.close_if_unusable_or_obsolete()
             time.sleep(DB_RETRY_DELAY_SECONDS * 2**attempt)
-
-
-def _process_page(engine, doc, number: int) -> PageRecord:
-    try:
-        out = engine.process_page(doc, number)
-        t1 = time.perf_counter()
-        # Store the image the engine read (turned and deskewed): the page's
-        # coordinates, overlays and exports are all in its frame.
-        jpeg, thumb = encode_page(out.image, thumbnail_size=settings.OCR_THUMBNAIL_SIZE)
-        out.image.close()
-        timings = {**out.timings, stages.STORE_IMAGES: round(time.perf_counter() - t1, 4)}
-        return PageRecord(page_number=number, page=out.page, raw=out.raw, timings=timings,
-                          image_jpeg=jpeg, thumbnail=thumb)
-    except OcrError as exc:
-        logger.warning("Page %s failed: %s", number, exc.message)
-        return PageRecord(page_number=number, error_code=exc.code, error_detail=exc.message)
-    except Exception as exc:  # noqa: BLE001 - one bad page must not stop the others
-        logger.exception("Page %s failed unexpectedly", number)
-        return PageRecord(page_number=number, error_code="internal_error",
-                          error_detail=f"{type(exc).__name__}: {exc}")
 
 
 def job_claim(*, job_id, worker_id: str) -> Job | None:
@@ -193,68 +221,6 @@ def job_heartbeat(*, job_id, worker_id: str) -> bool:
 def _held(job_id, worker_id: str):
     """The job while this worker holds it (running, its worker_id): every worker write goes through this."""
     return Job.objects.filter(pk=job_id, status=Job.Status.RUNNING, worker_id=worker_id)
-
-
-def job_record_page(*, job_id, worker_id: str, record: PageRecord) -> bool:
-    """Store one page's result in its own transaction; False when the worker no longer holds the job.
-
-    Idempotent: a page that already succeeded is kept as it is (its row and
-    files are not rewritten); a failed one is replaced.
-    """
-    new_files: list = []
-    try:
-        with transaction.atomic():
-            job = _held(job_id, worker_id).select_for_update().first()
-            if job is None:
-                return False
-            existing = PageResult.objects.filter(job=job, page_number=record.page_number).first()
-            if existing is not None and existing.status == PageResult.Status.SUCCEEDED:
-                return True
-            old_files = [f.name for f in (existing.image, existing.thumbnail) if f] if existing else []
-            result = existing or PageResult(job=job, page_number=record.page_number)
-            _fill(result, record)
-            if record.image_jpeg is not None:
-                result.image.save(f"p{record.page_number:04d}.jpg", ContentFile(record.image_jpeg), save=False)
-                new_files.append(result.image)
-                result.thumbnail.save(f"p{record.page_number:04d}_thumb.webp", ContentFile(record.thumbnail),
-                                      save=False)
-                new_files.append(result.thumbnail)
-            result.save()
-            job.pages_done = job.pages.count()
-            job.heartbeat_at = timezone.now()
-            job.save(update_fields=["pages_done", "heartbeat_at"])
-            transaction.on_commit(lambda: storage_delete(old_files))
-    except BaseException:
-        for f in new_files:
-            f.delete(save=False)
-        raise
-    progress.publish(
-        job, "page_done", page_number=result.page_number, page_status=result.status,
-        line_count=result.line_count, region_count=result.region_count, timings=result.timings,
-    )
-    return True
-
-
-def _fill(result: PageResult, record: PageRecord) -> None:
-    result.timings = record.timings
-    result.error_code = record.error_code
-    result.error_detail = record.error_detail
-    if record.page is None:
-        result.status = PageResult.Status.FAILED
-        result.raw = result.normalized = None
-        result.image = result.thumbnail = ""
-        result.line_count = result.region_count = 0
-        result.mean_confidence = None
-        return
-    page = record.page
-    result.status = PageResult.Status.SUCCEEDED
-    result.width, result.height, result.scale = page.width, page.height, page.scale
-    result.raw = record.raw
-    result.normalized = to_dict(page)
-    result.line_count = len(page.lines)
-    result.region_count = len(page.regions)
-    confidences = [line.confidence for line in page.lines if line.confidence is not None]
-    result.mean_confidence = sum(confidences) / len(confidences) if confidences else None
 
 
 def job_release(*, job_id, worker_id: str) -> bool:
@@ -315,6 +281,7 @@ def _close(job: Job, pages: list[PageResult]) -> None:
     job.finished_at = timezone.now()
     job.worker_id, job.heartbeat_at = "", None
     job.save()
+    job.page_claims.all().delete()  # helpers still on a page find the job final and stop
     transaction.on_commit(lambda: progress.publish(job, job.status, error_code=job.error_code or None))
     # robust: a webhook that cannot be queued is logged and never fails the finished job.
     transaction.on_commit(lambda: webhook_schedule_for_job(job=job, event=f"job.{job.status}"), robust=True)

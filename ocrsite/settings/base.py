@@ -180,15 +180,13 @@ OCR_DEVICE = env_str("OCR_DEVICE", "cpu")  # "gpu" on GPU worker images
 OCR_MAX_UPLOAD_BYTES = env_int("OCR_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)
 OCR_MAX_PAGES = env_int("OCR_MAX_PAGES", 500)
 OCR_MAX_PIXELS = env_int("OCR_MAX_PIXELS", 100_000_000)
-# True when a `gpu` cluster is deployed: then every pipeline runs there and
-# `vl` (GPU only) is accepted. Without it `vl` is refused with gpu_required.
+# True when a `gpu` cluster is deployed: every pipeline runs there and GPU-only ones are accepted.
 OCR_GPU_CLUSTER = env_bool("OCR_GPU_CLUSTER", False)
 # Same file + same options + same user within this window returns the existing job.
 OCR_DEDUP_WINDOW_SECONDS = env_int("OCR_DEDUP_WINDOW_SECONDS", 24 * 3600)
 # GET /result inlines the normalized document up to this size, else links.
 OCR_INLINE_RESULT_MAX_BYTES = env_int("OCR_INLINE_RESULT_MAX_BYTES", 1_000_000)
-# file_url and webhook targets on private/loopback/link-local addresses are
-# refused (SSRF) unless this is set, e.g. for an intranet deployment or tests.
+# Allow file_url and webhook targets on private/loopback/link-local addresses (intranet, tests).
 OCR_ALLOW_PRIVATE_URLS = env_bool("OCR_ALLOW_PRIVATE_URLS", False)
 OCR_URL_FETCH_TIMEOUT = env_float("OCR_URL_FETCH_TIMEOUT", 30.0)
 # Webhooks (docs/webhooks.md): attempts per event; retry n waits BACKOFF x 2^(n-1)
@@ -202,6 +200,10 @@ OCR_TASK_BUDGET_SECONDS = env_int("OCR_TASK_BUDGET_SECONDS", 120)
 # A running job whose heartbeat (every page boundary) is older than this was abandoned by a dead
 # worker and is picked up again: it must exceed the slowest page plus engine start-up.
 OCR_LEASE_SECONDS = env_int("OCR_LEASE_SECONDS", 300)
+# Workers besides the lease holder that may share a job's pages (more with several worker pods),
+# while each gets at least OCR_SHARE_MIN_PAGES pages.
+OCR_JOB_HELPERS = env_int("OCR_JOB_HELPERS", env_int("Q_WORKERS", 1) - 1)
+OCR_SHARE_MIN_PAGES = env_int("OCR_SHARE_MIN_PAGES", 4)
 OCR_REREAD_WAIT_MS = env_int("OCR_REREAD_WAIT_MS", 10_000)
 # Longer jobs' PDFs are built on a worker (jobs.services.exports); docs/operations.md has every OCR_* setting.
 OCR_EXPORT_INLINE_MAX_PAGES = env_int("OCR_EXPORT_INLINE_MAX_PAGES", 20)
@@ -264,9 +266,8 @@ else:
     _q_common["orm"] = "default"
     _q_common["poll"] = env_float("Q_POLL", 0.5)
 
-# Added to the qcluster process's nice value before it forks its workers: OCR
-# saturates every core, and the web process must still answer submits and
-# polls quickly (issue 12: submit p95 1.25 s at 20 clients while workers ran).
+# Added to the qcluster's nice value before it forks workers: OCR saturates every core,
+# and the web process must still answer submits and polls quickly.
 Q_WORKER_NICE = env_int("Q_WORKER_NICE", 10)
 
 Q_CLUSTER = {

@@ -26,11 +26,11 @@ def database_url() -> str:
 
 @pytest.fixture
 def qcluster(transactional_db, settings, tmp_path):
-    """start() launches a real qcluster (its own process group) on the test database."""
+    """start(workers=1) launches a real qcluster (its own process group) on the test database."""
     settings.OCR_LEASE_SECONDS = LEASE_SECONDS
     started: list[tuple[subprocess.Popen, Path]] = []
 
-    def start() -> subprocess.Popen:
+    def start(workers: int = 1) -> subprocess.Popen:
         log = tmp_path / f"qcluster-{len(started)}.log"
         env = {
             **os.environ,
@@ -39,7 +39,7 @@ def qcluster(transactional_db, settings, tmp_path):
             "MEDIA_ROOT": str(settings.MEDIA_ROOT),
             "OCR_MODELS_DIR": str(django_settings.OCR_MODELS_DIR),
             "OCR_LEASE_SECONDS": str(LEASE_SECONDS),
-            "Q_WORKERS": "1",
+            "Q_WORKERS": str(workers),
             "Q_POLL": "0.2",
         }
         with log.open("wb") as out:

@@ -1,0 +1,163 @@
+"""One page's outcome on a worker: read it (``page_read``), store it (``job_record_page``).
+
+Used by every worker on a job, the one holding the job's lease and the
+helpers sharing its pages (jobs.services.processing).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+
+from jobs import progress
+from jobs.models import Job, PageClaim, PageResult
+from jobs.page_images import encode_page
+from jobs.services.storage import storage_delete
+from ocr_engine import stages
+from ocr_engine.errors import OcrError
+from ocr_engine.schema import to_dict
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class PageRecord:
+    """One page's outcome, ready to store: either ``page`` (+ raw) or ``error_code``."""
+
+    page_number: int
+    page: Any = None  # ocr_engine.schema.Page
+    raw: dict | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    image_jpeg: bytes | None = None
+    thumbnail: bytes | None = None
+    error_code: str = ""
+    error_detail: str = ""
+
+
+def page_read(engine, doc, number: int) -> PageRecord:
+    """Run the engine on one page and encode its images; a failure becomes a failed page, never an exception."""
+    try:
+        out = engine.process_page(doc, number)
+        t1 = time.perf_counter()
+        # Store the image the engine read (turned and deskewed): the page's
+        # coordinates, overlays and exports are all in its frame.
+        jpeg, thumb = encode_page(out.image, thumbnail_size=settings.OCR_THUMBNAIL_SIZE)
+        out.image.close()
+        timings = {**out.timings, stages.STORE_IMAGES: round(time.perf_counter() - t1, 4)}
+        return PageRecord(page_number=number, page=out.page, raw=out.raw, timings=timings,
+                          image_jpeg=jpeg, thumbnail=thumb)
+    except OcrError as exc:
+        logger.warning("Page %s failed: %s", number, exc.message)
+        return PageRecord(page_number=number, error_code=exc.code, error_detail=exc.message)
+    except Exception as exc:  # noqa: BLE001 - one bad page must not stop the others
+        logger.exception("Page %s failed unexpectedly", number)
+        return PageRecord(page_number=number, error_code="internal_error",
+                          error_detail=f"{type(exc).__name__}: {exc}")
+
+
+def job_record_page(*, job_id, worker_id: str, record: PageRecord) -> bool:
+    """Store one page's result in its own transaction; False when the page is no longer this worker's.
+
+    It is while the job runs and this worker holds the job's lease or a claim
+    on the page. Idempotent: a page that already succeeded is kept as it is
+    (its row and files are not rewritten); a failed one is replaced.
+    """
+    new_files: list = []
+    try:
+        with transaction.atomic():
+            job = Job.objects.select_for_update().filter(pk=job_id, status=Job.Status.RUNNING).first()
+            if job is None:
+                return False
+            claim = PageClaim.objects.filter(job=job, page_number=record.page_number, worker_id=worker_id)
+            if job.worker_id != worker_id and not claim.exists():
+                return False
+            claim.delete()
+            existing = PageResult.objects.filter(job=job, page_number=record.page_number).first()
+            if existing is not None and existing.status == PageResult.Status.SUCCEEDED:
+                return True
+            old_files = [f.name for f in (existing.image, existing.thumbnail) if f] if existing else []
+            result = existing or PageResult(job=job, page_number=record.page_number)
+            _fill(result, record)
+            result.worker_id = worker_id
+            if record.image_jpeg is not None:
+                result.image.save(f"p{record.page_number:04d}.jpg", ContentFile(record.image_jpeg), save=False)
+                new_files.append(result.image)
+                result.thumbnail.save(f"p{record.page_number:04d}_thumb.webp", ContentFile(record.thumbnail),
+                                      save=False)
+                new_files.append(result.thumbnail)
+            result.save()
+            job.pages_done = job.pages.count()
+            updated = ["pages_done"]
+            if job.worker_id == worker_id:  # only the lease holder renews the lease
+                job.heartbeat_at = timezone.now()
+                updated.append("heartbeat_at")
+            job.save(update_fields=updated)
+            transaction.on_commit(lambda: storage_delete(old_files))
+    except BaseException:
+        for f in new_files:
+            f.delete(save=False)
+        raise
+    progress.publish(
+        job, "page_done", page_number=result.page_number, page_status=result.status,
+        line_count=result.line_count, region_count=result.region_count, timings=result.timings,
+    )
+    return True
+
+
+def _fill(result: PageResult, record: PageRecord) -> None:
+    result.timings = record.timings
+    result.error_code = record.error_code
+    result.error_detail = record.error_detail
+    if record.page is None:
+        result.status = PageResult.Status.FAILED
+        result.raw = result.normalized = None
+        result.image = result.thumbnail = ""
+        result.line_count = result.region_count = 0
+        result.mean_confidence = None
+        return
+    page = record.page
+    result.status = PageResult.Status.SUCCEEDED
+    result.width, result.height, result.scale = page.width, page.height, page.scale
+    result.raw = record.raw
+    result.normalized = to_dict(page)
+    result.line_count = len(page.lines)
+    result.region_count = len(page.regions)
+    confidences = [line.confidence for line in page.lines if line.confidence is not None]
+    result.mean_confidence = sum(confidences) / len(confidences) if confidences else None
+
+
+def page_claim_next(*, job_id, worker_id: str) -> int | None:
+    """Claim the first page of a running job with no result and no live claim by another worker.
+
+    None when the job is not running any more, or when every page left is
+    done or held. The job row is locked, so two workers never get one page.
+    """
+    now = timezone.now()
+    live_since = now - timedelta(seconds=settings.OCR_LEASE_SECONDS)
+    with transaction.atomic():
+        job = Job.objects.select_for_update().filter(pk=job_id, status=Job.Status.RUNNING).first()
+        if job is None:
+            return None
+        taken = set(job.pages.values_list("page_number", flat=True))
+        taken |= set(job.page_claims.filter(claimed_at__gte=live_since).exclude(worker_id=worker_id)
+                     .values_list("page_number", flat=True))
+        number = next((n for n in job.page_numbers if n not in taken), None)
+        if number is not None:
+            PageClaim.objects.update_or_create(job=job, page_number=number,
+                                               defaults={"worker_id": worker_id, "claimed_at": now})
+        return number
+
+
+def pages_held_by_others(*, job_id, worker_id: str) -> int:
+    """Pages of the job that other workers are reading now (live claims, no result yet)."""
+    live_since = timezone.now() - timedelta(seconds=settings.OCR_LEASE_SECONDS)
+    return (PageClaim.objects.filter(job_id=job_id, claimed_at__gte=live_since).exclude(worker_id=worker_id)
+            .count())
