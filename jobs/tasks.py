@@ -13,7 +13,7 @@ from django.conf import settings
 
 from jobs import worker
 from jobs.services import job_help, job_requeue_stale, job_run
-from jobs.services.exports import build_pdf_export as build_pdf_export_service
+from jobs.services.exports import build_export as build_export_service
 from jobs.services.storage import orphan_files_sweep
 
 
@@ -40,5 +40,5 @@ def sweep_orphan_files() -> int:
     return len(orphan_files_sweep())
 
 
-def build_pdf_export(job_id: str, name: str) -> None:
-    build_pdf_export_service(job_id=job_id, name=name)
+def build_export(job_id: str, fmt: str, name: str) -> None:
+    build_export_service(job_id=job_id, fmt=fmt, name=name)

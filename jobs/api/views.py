@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from jobs import selectors, services
-from jobs.services.exports import export_is_inline, export_pdf_file
+from jobs.services.exports import export_file, export_is_inline
 from jobs.selectors import results
 from jobs.engines.config import available_languages, models_dir
 from jobs.api.serializers import (
@@ -122,18 +122,20 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     @action(detail=True, methods=["get"], url_path=r"result\.json", url_name="result-json")
     def result_json(self, request, pk=None):
         job = self.get_object()
+        if not export_is_inline(job):
+            return self._worker_export(job, "json", filename=f"{job.id}.json")
         response = HttpResponse(results.job_result_json(job), content_type="application/json")
         response["Content-Disposition"] = content_disposition_header(True, f"{job.id}.json")
         return response
 
     @extend_schema(responses={200: OpenApiTypes.BINARY, 202: OpenApiResponse(ERROR, description=(
-        "`pdf` of a job over OCR_EXPORT_INLINE_MAX_PAGES pages: a worker is building it; ask again after "
+        "A job over OCR_EXPORT_INLINE_MAX_PAGES pages: a worker is building the export; ask again after "
         "`Retry-After` seconds.")), 404: ERROR})
     @action(detail=True, methods=["get"], url_path=r"export\.(?P<fmt>[a-z]+)", url_name="export")
     def export(self, request, pk=None, fmt=None):
         job = self.get_object()
-        if fmt == "pdf" and not export_is_inline(job):
-            return self._worker_pdf(job)
+        if fmt in exports.FORMATS and not export_is_inline(job):
+            return self._worker_export(job, fmt)
         content, media_type, filename = results.job_export(job, fmt)
         response = HttpResponse(content, content_type=media_type)
         # RFC 6266 encoding: a user's file name with quotes, semicolons or non-ASCII
@@ -142,15 +144,18 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         return response
 
     @staticmethod
-    def _worker_pdf(job: Job):
-        """A long job's PDF, built by a worker and streamed from storage; 202 while it is being built."""
-        name = export_pdf_file(job)
+    def _worker_export(job: Job, fmt: str, filename: str | None = None):
+        """A long job's export, built by a worker and streamed from storage; 202 while it is being built."""
+        name = export_file(job, fmt)
         if name is None:
-            return Response({"code": "export_pending", "detail": "A worker is building the PDF of this job's "
-                             f"{job.pages_done} pages; ask again in a few seconds."},
+            return Response({"code": "export_pending", "detail": f"A worker is building the {fmt} export of this "
+                             f"job's {job.pages_done} pages; ask again in a few seconds."},
                             status=status.HTTP_202_ACCEPTED, headers={"Retry-After": "5"})
-        response = FileResponse(default_storage.open(name, "rb"), content_type="application/pdf")
-        response["Content-Disposition"] = content_disposition_header(True, results.export_filename(job, "pdf"))
+        handle = default_storage.open(name, "rb")
+        media_type, download_name = results.export_download(job, fmt, handle.read(2))
+        handle.seek(0)
+        response = FileResponse(handle, content_type=media_type)
+        response["Content-Disposition"] = content_disposition_header(True, filename or download_name)
         return response
 
     @extend_schema(parameters=[OpenApiParameter("raw", bool, description="false leaves PaddleOCR's raw output out")],

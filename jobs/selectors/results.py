@@ -98,13 +98,16 @@ def job_export(job: Job, fmt: str) -> tuple[bytes, str, str]:
         return image
 
     content = exports.render(job_document_result(job), fmt, page_image=page_image)
+    return (content, *export_download(job, fmt, content[:2]))
+
+
+def export_download(job: Job, fmt: str, head: bytes) -> tuple[str, str]:
+    """(media type, file name) of an export whose content starts with ``head``.
+
+    The name is the uploaded file's stem with the export's extension.
+    """
     media_type, extension = exports.FORMATS[fmt]
-    if fmt == "page" and content.startswith(b"PK"):  # PAGE holds one page per file: longer results are a ZIP
+    if fmt == "page" and head.startswith(b"PK"):  # PAGE holds one page per file: longer results are a ZIP
         media_type, extension = "application/zip", "page.zip"
-    return content, media_type, export_filename(job, extension)
-
-
-def export_filename(job: Job, extension: str) -> str:
-    """The download's name: the uploaded file's stem with the export's extension."""
     stem = job.document.original_name.rsplit(".", 1)[0] or "document"
-    return f"{stem}.{extension}"
+    return media_type, f"{stem}.{extension}"

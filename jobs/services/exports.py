@@ -1,12 +1,12 @@
-"""Large searchable PDFs are built on a worker, not in the web process.
+"""Exports of long jobs are built on a worker, not in the web process.
 
-A PDF export re-encodes every page image: for a long job that is seconds of CPU
-and hundreds of MB in the process that answers requests. Up to
-``OCR_EXPORT_INLINE_MAX_PAGES`` pages it is built in the request as before;
-above, ``export_pdf_file`` queues ``build_pdf_export`` on the default cluster
-and waits up to ``OCR_EXPORT_WAIT_SECONDS`` for the file, which the request
-then streams from storage. A worker that has not finished by then leaves the
-client a 202 with ``Retry-After``; the next request finds the file.
+An export reads every page of the job (the searchable PDF also re-encodes every
+page image): for a long job that is seconds of CPU and hundreds of MB in the
+process that answers requests. Up to ``OCR_EXPORT_INLINE_MAX_PAGES`` pages it is
+built in the request; above, ``export_file`` queues ``build_export`` on the
+default cluster and waits up to ``OCR_EXPORT_WAIT_SECONDS`` for the file, which
+the request then streams from storage. A worker that has not finished by then
+leaves the client a 202 with ``Retry-After``; the next request finds the file.
 
 The file is named by a version of the job's result (pages and every
 correction and edit, undone ones included), so a reviewer's change makes the
@@ -28,7 +28,7 @@ from django_q.tasks import async_task
 from jobs.models import Job, LineCorrection, PageEdit, PageResult
 from jobs.selectors import results
 
-BUILD_TASK = "jobs.tasks.build_pdf_export"
+BUILD_TASK = "jobs.tasks.build_export"
 EXPORTS_FOLDER = "exports"
 POLL_SECONDS = 0.2
 
@@ -37,24 +37,24 @@ def export_is_inline(job: Job) -> bool:
     return job.pages.count() <= settings.OCR_EXPORT_INLINE_MAX_PAGES
 
 
-def export_pdf_name(job: Job) -> str:
-    """Where the PDF of the job's current result is (or will be) stored."""
+def export_name(job: Job, fmt: str) -> str:
+    """Where the ``fmt`` export of the job's current result is (or will be) stored."""
     pages = PageResult.objects.filter(job=job)
     version = hashlib.sha256(repr((
         list(pages.order_by("pk").values_list("pk", "updated_at")),
         list(LineCorrection.objects.filter(page__job=job).order_by("pk").values_list("pk", "corrected_at")),
         list(PageEdit.objects.filter(page__job=job).order_by("pk").values_list("pk", "undone_at")),
     )).encode()).hexdigest()[:20]
-    return f"{EXPORTS_FOLDER}/{job.pk}/{version}.pdf"
+    return f"{EXPORTS_FOLDER}/{job.pk}/{version}.{fmt}"
 
 
-def export_pdf_file(job: Job) -> str | None:
-    """The storage name of the job's PDF, built by a worker if need be; None if it is not built by the
-    end of the wait (the worker goes on: ask again)."""
-    name = export_pdf_name(job)
+def export_file(job: Job, fmt: str) -> str | None:
+    """The storage name of the job's ``fmt`` export, built by a worker if need be; None if it is not
+    built by the end of the wait (the worker goes on: ask again)."""
+    name = export_name(job, fmt)
     if default_storage.exists(name):
         return name
-    async_task(BUILD_TASK, str(job.pk), name, cluster=settings.Q_CLUSTER["name"], group=f"export-{job.pk}")
+    async_task(BUILD_TASK, str(job.pk), fmt, name, cluster=settings.Q_CLUSTER["name"], group=f"export-{job.pk}")
     deadline = time.monotonic() + settings.OCR_EXPORT_WAIT_SECONDS
     while time.monotonic() < deadline:
         time.sleep(POLL_SECONDS)
@@ -63,14 +63,14 @@ def export_pdf_file(job: Job) -> str | None:
     return None
 
 
-def build_pdf_export(*, job_id: str, name: str) -> None:
-    """Worker: render the PDF and store it under ``name``, whole or not at all."""
+def build_export(*, job_id: str, fmt: str, name: str) -> None:
+    """Worker: render the ``fmt`` export and store it under ``name``, whole or not at all."""
     if default_storage.exists(name):
         return  # an earlier request's task already built it
     job = Job.objects.filter(pk=job_id).first()
     if job is None:
         return
-    content, _, _ = results.job_export(job, "pdf")
+    content, _, _ = results.job_export(job, fmt)
     partial = default_storage.save(f"{name}.{os.getpid()}.part", ContentFile(content))
     try:  # the waiting request must never stream a file that is still being written
         os.replace(default_storage.path(partial), default_storage.path(name))

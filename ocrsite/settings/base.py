@@ -205,7 +205,7 @@ OCR_LEASE_SECONDS = env_int("OCR_LEASE_SECONDS", 300)
 OCR_JOB_HELPERS = env_int("OCR_JOB_HELPERS", env_int("Q_WORKERS", 1) - 1)
 OCR_SHARE_MIN_PAGES = env_int("OCR_SHARE_MIN_PAGES", 4)
 OCR_REREAD_WAIT_MS = env_int("OCR_REREAD_WAIT_MS", 10_000)
-# Longer jobs' PDFs are built on a worker (jobs.services.exports); docs/operations.md has every OCR_* setting.
+# Longer jobs' exports are built on a worker (jobs.services.exports); docs/operations.md has every OCR_* setting.
 OCR_EXPORT_INLINE_MAX_PAGES = env_int("OCR_EXPORT_INLINE_MAX_PAGES", 20)
 OCR_EXPORT_WAIT_SECONDS = env_float("OCR_EXPORT_WAIT_SECONDS", 20.0)
 # A job must end within base + per_page x pages, else it fails with `timeout`.

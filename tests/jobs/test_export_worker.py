@@ -1,4 +1,4 @@
-"""A long job's searchable PDF is built by a worker, never in the web process (issue 13).
+"""A long job's exports are built by a worker, never in the web process (issue 13).
 
 The worker's part is played by calling the task with the arguments of its queue
 entry in the real ORM broker, as tests/jobs/test_webhooks.py does for deliveries.
@@ -7,6 +7,8 @@ entry in the real ORM broker, as tests/jobs/test_webhooks.py does for deliveries
 from __future__ import annotations
 
 import io
+import json
+import zipfile
 
 import pypdf
 import pytest
@@ -35,7 +37,7 @@ def build_queued() -> list[tuple]:
     """Run the export builds waiting in the broker, as the cluster would; return their arguments."""
     queued = [tuple(e.task["args"]) for e in OrmQ.objects.all() if e.task["func"] == BUILD_TASK]
     for args in queued:
-        tasks.build_pdf_export(*args)
+        tasks.build_export(*args)
     OrmQ.objects.all().delete()
     return queued
 
@@ -82,3 +84,36 @@ def test_deleting_the_job_removes_its_built_exports(api_client, long_job, media_
     with django_capture_on_commit_callbacks(execute=True):
         assert api_client.delete(f"{JOBS}/{long_job.pk}").status_code == 204
     assert not (media_root / "exports" / str(long_job.pk)).exists()
+
+
+@pytest.mark.parametrize(("fmt", "media_type", "filename"), [
+    ("txt", "text/plain", "report.txt"),
+    ("md", "text/markdown", "report.md"),
+    ("hocr", "text/html", "report.hocr"),
+    ("alto", "application/xml", "report.xml"),
+    ("page", "application/zip", "report.page.zip"),
+])
+def test_every_export_of_a_long_job_is_built_by_a_worker(api_client, long_job, fmt, media_type, filename):
+    url = f"{JOBS}/{long_job.pk}/export.{fmt}"
+    assert api_client.get(url).status_code == 202
+
+    assert [args[1] for args in build_queued()] == [fmt]
+    served = api_client.get(url)
+    assert served.status_code == 200 and served["Content-Type"].startswith(media_type)
+    assert f'filename="{filename}"' in served["Content-Disposition"]
+    content = b"".join(served.streaming_content)
+    if fmt == "page":
+        assert len(zipfile.ZipFile(io.BytesIO(content)).namelist()) == 3
+    else:
+        assert b"Page two" in content and content.count(b"Hello world") == 2
+
+
+def test_the_json_download_of_a_long_job_is_built_by_a_worker(api_client, long_job):
+    url = f"{JOBS}/{long_job.pk}/result.json"
+    assert api_client.get(url).status_code == 202
+    build_queued()
+    served = api_client.get(url)
+    assert served.status_code == 200 and served["Content-Type"] == "application/json"
+    assert f'filename="{long_job.pk}.json"' in served["Content-Disposition"]
+    result = json.loads(b"".join(served.streaming_content))
+    assert [page["page_number"] for page in result["pages"]] == [1, 2, 3]
