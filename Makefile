@@ -10,7 +10,7 @@ PORT ?= 8000
 export OCR_MODELS_DIR ?= $(MODELS_DIR)
 export PADDLE_PDX_DISABLE_MODEL_SOURCE_CHECK := True
 
-.PHONY: run test test-fast models venv system-deps bench clean
+.PHONY: run test test-fast models venv system-deps bench peer clean
 
 venv: $(VENV)/.installed
 
@@ -63,5 +63,15 @@ test-fast: venv models
 bench: venv models
 	$(PY) bench/engine.py
 
+# PaddleX's own serving of the same models, for `bench/load.py --peer http://127.0.0.1:8080`.
+PEER_VENV := .venv-peer
+$(PEER_VENV)/.installed:
+	$(PYTHON) -m venv $(PEER_VENV)
+	$(PEER_VENV)/bin/pip install -q "paddlex[serving,ocr-core]==3.7.2" "onnxruntime==$$($(PY) -c 'import onnxruntime; print(onnxruntime.__version__)')"
+	touch $@
+
+peer: models $(PEER_VENV)/.installed
+	$(PEER_VENV)/bin/python bench/peer.py --models $(OCR_MODELS_DIR)
+
 clean:
-	rm -rf $(VENV) $(BUILD_VENV) var
+	rm -rf $(VENV) $(BUILD_VENV) $(PEER_VENV) var

@@ -78,7 +78,11 @@ class EngineConfig:
     # never below ``det_min_side``). PaddleOCR's default ("min" side 64, max
     # 4000) feeds a 300-DPI scan nearly unscaled and the DB detector loses lines.
     det_max_side: int = 2560
-    rec_batch_size: int = 16
+    # Text lines per recognition batch; None: one at a time on CPU, 16 on a GPU.
+    # On CPU a batch is padded to its widest line, so batching only adds work, and
+    # onnxruntime's arena grows with it (200 DPI, ``ocr``: 1.65 s and 1.7 GB per page
+    # at 1 against 2.30 s and 2.65 GB at 16; docs/benchmarks.md).
+    rec_batch_size: int | None = None
     # onnxruntime's CPU memory arena keeps the largest buffers a page needed for
     # the next one: fast, but a worker's memory stays at its peak (about 3.8 GB
     # after a dense 200-DPI page with ``ocr``). False returns them after each run:
@@ -115,6 +119,10 @@ class EngineConfig:
     @property
     def uses_gpu(self) -> bool:
         return self.device.startswith("gpu")
+
+    @property
+    def recognition_batch(self) -> int:
+        return self.rec_batch_size or (16 if self.uses_gpu else 1)
 
     def with_(self, **changes) -> "EngineConfig":
         return replace(self, **changes)

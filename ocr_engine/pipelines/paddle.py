@@ -54,7 +54,7 @@ def detector_args(config: EngineConfig) -> dict[str, Any]:
     # DB detector was seen to miss whole areas; a page-sized cap keeps text at the
     # resolution the detector was trained on and bounds time and memory per page.
     return {"text_det_limit_side_len": config.det_max_side, "text_det_limit_type": "max",
-            "text_recognition_batch_size": config.rec_batch_size}
+            "text_recognition_batch_size": config.recognition_batch}
 
 
 def pack_model_names(kwargs: dict[str, Any]) -> dict[str, str]:
