@@ -40,6 +40,7 @@ from ocr_engine import normalize  # noqa: E402
 from ocr_engine.config import EngineConfig  # noqa: E402
 from ocr_engine.textfix import text_fixer  # noqa: E402
 from tests.ocr_engine import samples  # noqa: E402
+from tests.ocr_engine import scans  # noqa: E402
 
 DATA = ROOT / "tests" / "ocr_engine" / "data"
 TESSERACT_LANGS = {"en": "eng", "de": "deu", "fr": "fra", "es": "spa", "nl": "nld"}
@@ -77,7 +78,7 @@ def corpus_pages():
     image = pdf[0].render(scale=2).to_pil().convert("RGB")
     truth = pdf[0].get_textpage().get_text_range().replace("\r", "").replace("\ufffe", "")
     yield "paper-two-columns", "en", image, truth
-    yield "paper-scanned", "en", samples.scanned(image), truth
+    yield "paper-scanned", "en", scans.scanned(image), truth
     pdf = pypdfium2.PdfDocument(samples.paper_with_table_pdf())
     yield "paper-full-width-table", "en", pdf[0].render(scale=2).to_pil().convert("RGB"), \
         pdf[0].get_textpage().get_text_range().replace("\r", "")

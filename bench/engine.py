@@ -34,6 +34,8 @@ sys.path.insert(0, str(ROOT))
 from ocr_engine.config import EngineConfig  # noqa: E402
 from ocr_engine.engine import Engine  # noqa: E402
 from tests.ocr_engine import samples  # noqa: E402
+from tests.ocr_engine import scans  # noqa: E402
+from ocr_engine.metrics import cer  # noqa: E402
 
 
 def rss_mib() -> float:
@@ -94,15 +96,15 @@ def flat_memory(n_pages: int, models_dir: Path | None) -> None:
 def orientation_cost(pipeline: str, models_dir: Path | None, rounds: int) -> None:
     engine = Engine(EngineConfig(pipeline=pipeline, models_dir=models_dir))
     modes = {"auto": engine, "none": engine.with_options(orientation="none")}
-    variants = {"upright": (lambda im: im, 0, 0.0), **samples.SCAN_VARIANTS}
-    engine.process_image(samples.real_page(samples.REAL_PAGES[0])[0], page_number=1)  # warm-up
+    variants = {"upright": (lambda im: im, 0, 0.0), **scans.SCAN_VARIANTS}
+    engine.process_image(scans.real_page(scans.REAL_PAGES[0])[0], page_number=1)  # warm-up
     print(f"\n{pipeline}: {'page':26} {'variant':11} {'rot':>4} {'skew':>5} {'CER auto':>9} {'CER none':>9}"
           f" {'auto s':>7} {'none s':>7} {'orient s':>8} {'orient %':>8}")
     # The fair baseline of "auto" on a turned or skewed page is "none" on the upright
     # page (same text to read); "none" on the turned page reads little and is faster.
     shares, auto_total, baseline_total = [], 0.0, 0.0
-    for name in samples.REAL_PAGES:
-        upright, truth = samples.real_page(name)
+    for name in scans.REAL_PAGES:
+        upright, truth = scans.real_page(name)
         baseline = None
         for variant, (make, _, _) in variants.items():
             image = make(upright)
@@ -112,8 +114,8 @@ def orientation_cost(pipeline: str, models_dir: Path | None, rounds: int) -> Non
             for r in range(rounds):
                 for mode in (("auto", "none") if r % 2 == 0 else ("none", "auto")):
                     t = time.perf_counter()
-                    outs[mode] = modes[mode].process_image(image, page_number=1, scale=samples.REAL_PAGE_DPI / 72,
-                                                          dpi=samples.REAL_PAGE_DPI)
+                    outs[mode] = modes[mode].process_image(image, page_number=1, scale=scans.REAL_PAGE_DPI / 72,
+                                                          dpi=scans.REAL_PAGE_DPI)
                     best[mode] = min(best[mode], time.perf_counter() - t)
             auto = outs["auto"]
             share = 100 * auto.timings["orientation"] / best["auto"]
@@ -121,7 +123,7 @@ def orientation_cost(pipeline: str, models_dir: Path | None, rounds: int) -> Non
             baseline = best["none"] if baseline is None else baseline  # variants start with "upright"
             auto_total, baseline_total = auto_total + best["auto"], baseline_total + baseline
             print(f"{'':{len(pipeline) + 2}}{name:26} {variant:11} {auto.page.rotation:>4} {auto.page.skew:>5.1f}"
-                  f" {samples.cer(truth, auto.page.text):>9.4f} {samples.cer(truth, outs['none'].page.text):>9.4f}"
+                  f" {cer(truth, auto.page.text):>9.4f} {cer(truth, outs['none'].page.text):>9.4f}"
                   f" {best['auto']:>7.2f} {best['none']:>7.2f} {auto.timings['orientation']:>8.3f} {share:>7.1f}%",
                   flush=True)
     print(f"{'':{len(pipeline) + 2}}orientation step: median {statistics.median(shares):.1f}% of a page's time,"

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from ocr_engine.config import EngineConfig  # noqa: E402
 from ocr_engine.engine import Engine  # noqa: E402
 from ocr_engine.inputs import open_document  # noqa: E402
-from tests.ocr_engine import samples  # noqa: E402
+from ocr_engine.metrics import cer  # noqa: E402
 
 PAGES = sorted((ROOT / "tests" / "ocr_engine" / "data" / "born_digital").glob("*.pdf"))
 
@@ -66,8 +66,8 @@ def main() -> None:
             pdf_s, ocr_s = statistics.median(times["pdf"]), statistics.median(times["ocr"])
             speedups.append(ocr_s / pdf_s)
             print(f"{pipeline:<10} {path.stem:<36} {pdf_s:>12.3f} {ocr_s:>8.2f} {ocr_s / pdf_s:>8.0f}x "
-                  f"{samples.cer(reference, words(layout_text(pages['pdf']))):>8.4f} "
-                  f"{samples.cer(reference, words(layout_text(pages['ocr']))):>8.4f}", flush=True)
+                  f"{cer(reference, words(layout_text(pages['pdf']))):>8.4f} "
+                  f"{cer(reference, words(layout_text(pages['ocr']))):>8.4f}", flush=True)
         print(f"{pipeline:<10} {'median speed-up':<36} {statistics.median(speedups):>31.0f}x", flush=True)
 
 

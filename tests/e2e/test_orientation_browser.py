@@ -12,7 +12,8 @@ from playwright.sync_api import expect
 
 from tests.e2e.conftest import browser_page, screenshot
 from tests.e2e.test_browser import STATUS, show_page
-from tests.ocr_engine import samples
+from tests.ocr_engine import scans
+from ocr_engine.metrics import cer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.models, pytest.mark.django_db(transaction=True)]
 
@@ -30,10 +31,10 @@ BOXES = """(i) => {
 
 def test_sideways_scan_shows_upright_with_overlays_on_the_text(user, asgi_server, qcluster, tmp_path):  # noqa: F811
     qcluster()
-    upright, truth = samples.real_page(samples.REAL_PAGES[0])
-    turn, rotation, _ = samples.SCAN_VARIANTS["turned-90"]
+    upright, truth = scans.real_page(scans.REAL_PAGES[0])
+    turn, rotation, _ = scans.SCAN_VARIANTS["turned-90"]
     scan = tmp_path / "sideways-scan.png"
-    turn(upright).save(scan, dpi=(samples.REAL_PAGE_DPI,) * 2)
+    turn(upright).save(scan, dpi=(scans.REAL_PAGE_DPI,) * 2)
     base = asgi_server
 
     with browser_page(base, "alice", "pw-alice") as page:
@@ -50,7 +51,7 @@ def test_sideways_scan_shows_upright_with_overlays_on_the_text(user, asgi_server
         api_page = result["pages"][0]
         assert api_page["rotation"] == rotation
         assert (api_page["width"], api_page["height"]) == upright.size  # the upright frame, portrait
-        assert samples.cer(truth, api_page["text"]) < 0.05
+        assert cer(truth, api_page["text"]) < 0.05
         show_page(page, 1, len(api_page["lines"]))
 
         # The image shown is the upright one the engine read.

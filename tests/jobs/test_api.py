@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 from jobs import services
 from jobs.models import Document, Job, LineCorrection, PageResult
 from tests.jobs.helpers import failed_record, page_record, small_png, three_page_pdf
-from tests.ocr_engine import samples
+from tests.ocr_engine import bad_files
 
 pytestmark = pytest.mark.django_db
 
@@ -97,9 +97,9 @@ BAD_UPLOADS = [
     pytest.param(lambda: b"just some text\n", {}, 415, "unsupported_file_type", id="text"),
     pytest.param(lambda: b"", {}, 422, "empty_document", id="empty"),
     pytest.param(lambda: small_png()[:24], {}, 422, "corrupt_file", id="cut-in-its-header"),
-    pytest.param(lambda: samples.encrypted_pdf(), {}, 422, "encrypted_document", id="encrypted"),
-    pytest.param(lambda: samples.zero_page_pdf(), {}, 422, "empty_document", id="zero-pages"),
-    pytest.param(lambda: samples.bomb_png(), {}, 413, "image_too_large", id="bomb"),
+    pytest.param(lambda: bad_files.encrypted_pdf(), {}, 422, "encrypted_document", id="encrypted"),
+    pytest.param(lambda: bad_files.zero_page_pdf(), {}, 422, "empty_document", id="zero-pages"),
+    pytest.param(lambda: bad_files.bomb_png(), {}, 413, "image_too_large", id="bomb"),
     pytest.param(three_page_pdf, {"pages": "1-x"}, 400, "invalid_page_range", id="bad-range"),
     pytest.param(three_page_pdf, {"pages": "2-9"}, 422, "page_out_of_range", id="out-of-range"),
     pytest.param(small_png, {"lang": "klingon"}, 400, "unsupported_option", id="lang"),

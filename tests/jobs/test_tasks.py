@@ -12,6 +12,7 @@ from django_q.models import OrmQ
 from jobs import progress, services, tasks
 from jobs.models import Job, PageResult
 from tests.ocr_engine import samples
+from tests.ocr_engine import bad_files
 
 pytestmark = [pytest.mark.django_db, pytest.mark.models]
 
@@ -111,7 +112,7 @@ def test_canceled_or_deleted_jobs_are_skipped(user):
 def test_an_image_cut_off_after_its_header_is_accepted_and_its_job_fails_with_corrupt_file(
         user, django_capture_on_commit_callbacks):
     # The web process checks headers only (issue 12: submissions stay fast); decoding is the worker's.
-    job, _ = services.job_create(owner=user, file=samples.truncated(text_png(), keep=0.6), filename="cut.png",
+    job, _ = services.job_create(owner=user, file=bad_files.truncated(text_png(), keep=0.6), filename="cut.png",
                                  pipeline="ocr")
     listener = Listener(job.pk)
     with django_capture_on_commit_callbacks(execute=True):

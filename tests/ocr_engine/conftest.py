@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.ocr_engine import samples
+from tests.ocr_engine import bad_files
 
 
 @pytest.fixture
@@ -38,17 +39,17 @@ def exif_rotated_jpeg() -> samples.SampleDocument:
 
 @pytest.fixture(scope="session")
 def encrypted_pdf() -> bytes:
-    return samples.encrypted_pdf(password="s3cret")
+    return bad_files.encrypted_pdf(password="s3cret")
 
 
 @pytest.fixture(scope="session")
 def zero_page_pdf() -> bytes:
-    return samples.zero_page_pdf()
+    return bad_files.zero_page_pdf()
 
 
 @pytest.fixture(scope="session")
 def bomb_png() -> bytes:
-    return samples.bomb_png()
+    return bad_files.bomb_png()
 
 
 @pytest.fixture

@@ -3,20 +3,17 @@
 Plain functions, no pytest: platform tests import them too
 (``from tests.ocr_engine import samples``). Every page comes with the text drawn
 on it, line by line in reading order, and each line's pixel box, so tests can
-compute a character error rate (``cer``) and check geometry. Bad files (truncated,
-encrypted, bomb, zero pages) are built in memory in milliseconds.
+compute a character error rate (``ocr_engine.metrics.cer``) and check geometry. Bad
+files are in ``bad_files``, scans and real pages in ``scans``.
 """
 
 from __future__ import annotations
 
 import io
-import struct
-import zlib
 from dataclasses import dataclass, field
 from itertools import cycle, islice
 from pathlib import Path
 
-import pypdf
 from PIL import Image, ImageDraw, ImageFont
 
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")  # Debian package fonts-dejavu-core
@@ -301,61 +298,6 @@ def exif_rotated_jpeg(orientation: int = 6, dpi: int = 100) -> SampleDocument:
     return SampleDocument(encode(stored, "JPEG", dpi=dpi, quality=92, exif=exif.tobytes()), "image/jpeg", [upright])
 
 
-def truncated(data: bytes, keep: float = 0.5) -> bytes:
-    """The first ``keep`` share of ``data``, like an interrupted upload."""
-    return data[: max(1, int(len(data) * keep))]
-
-
-def encrypted_pdf(password: str = "s3cret", data: bytes | None = None) -> bytes:
-    """``data`` (default: a one-page report PDF) encrypted with AES-256 and a user password."""
-    writer = pypdf.PdfWriter(clone_from=io.BytesIO(data or report_pdf(1).data))
-    writer.encrypt(user_password=password, algorithm="AES-256")
-    buf = io.BytesIO()
-    writer.write(buf)
-    return buf.getvalue()
-
-
-def zero_page_pdf() -> bytes:
-    """A well-formed PDF whose page tree is empty."""
-    return pdf_from_objects([b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"])
-
-
-def pdf_from_objects(objects: list[bytes]) -> bytes:
-    """A PDF file of these object bodies (object 1 is the catalog), with a correct xref table."""
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
-
-
-def bomb_png(width: int = 30_000, height: int = 30_000) -> bytes:
-    """A valid 1-bit PNG of ``width`` x ``height`` (900 MP by default) in about 100 KB.
-
-    Built chunk by chunk from compressed zero rows, so making it needs neither
-    the pixels nor much time.
-    """
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-
-    row = b"\x00" * (1 + (width + 7) // 8)  # filter byte + packed bits
-    compressor = zlib.compressobj(9)
-    idat = b"".join(compressor.compress(row) for _ in range(height)) + compressor.flush()
-    header = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)  # 1-bit grayscale
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
-
-
-def cer(reference: str, hypothesis: str) -> float:
-    """Character error rate (``ocr_engine.metrics.cer``), kept here for the tests and bench that use it."""
-    from ocr_engine.metrics import cer as metrics_cer
-
-    return metrics_cer(reference, hypothesis)
-
-
 def paper_pdf(seed: int = 1) -> bytes:
     """A typeset two-column paper (Times, justified, headings, page numbers), made with reportlab.
 
@@ -449,40 +391,3 @@ def paper_with_table_pdf(seed: int = 2) -> bytes:
     doc.addPageTemplates([PageTemplate("page", frames)])
     doc.build(story)
     return out.getvalue()
-
-
-def scanned(image: Image.Image, angle: float = 0.8, noise: float = 12.0, seed: int = 0) -> Image.Image:
-    """The page as a mediocre scan: grey, slightly rotated, blurred and noisy."""
-    import numpy as np
-    from PIL import ImageFilter
-
-    grey = image.convert("L").rotate(angle, fillcolor=255, resample=Image.BICUBIC).filter(ImageFilter.GaussianBlur(0.8))
-    pixels = np.asarray(grey, dtype=float) + np.random.default_rng(seed).normal(0, noise, (grey.height, grey.width))
-    return Image.fromarray(pixels.clip(0, 255).astype("uint8")).convert("RGB")
-
-
-# Real pages (see data/README.md): name -> page image at REAL_PAGE_DPI and the PDF's own text.
-REAL_PAGES = ("debian-reference-en-p108", "debian-reference-de-p79")
-REAL_PAGE_DPI = 144
-_WHITE = (255, 255, 255)
-
-
-def real_page(name: str) -> tuple[Image.Image, str]:
-    folder = Path(__file__).parent / "data" / "pages"
-    return Image.open(folder / f"{name}.png").convert("RGB"), (folder / f"{name}.txt").read_text(encoding="utf-8")
-
-
-def _skewed(degrees: float):
-    return lambda im: im.rotate(degrees, expand=True, fillcolor=_WHITE, resample=Image.Resampling.BICUBIC)
-
-
-# How scans arrive, made from an upright page (PIL turns counter-clockwise for
-# positive angles), with the (rotation, skew) the engine must record to stand
-# each upright again: variant name -> (make, rotation, skew).
-SCAN_VARIANTS = {
-    "turned-90": (lambda im: im.transpose(Image.Transpose.ROTATE_270), 270, 0.0),  # lying on its right side
-    "turned-180": (lambda im: im.transpose(Image.Transpose.ROTATE_180), 180, 0.0),
-    "turned-270": (lambda im: im.transpose(Image.Transpose.ROTATE_90), 90, 0.0),
-    "skewed+3": (_skewed(3), 0, -3.0),
-    "skewed-5": (_skewed(-5), 0, 5.0),
-}

@@ -10,6 +10,8 @@ from ocr_engine.inputs import open_document
 from ocr_engine.schema import to_dict
 from ocr_engine.validation import validate_page, validate_result
 from tests.ocr_engine import samples
+from tests.ocr_engine import scans
+from ocr_engine.metrics import cer
 
 pytestmark = pytest.mark.models
 MAX_CER = 0.02
@@ -37,12 +39,12 @@ def test_report_page_structure_finds_title_text_and_table(structure_engine):
 
     validate_page(to_dict(page))
     assert_lines_mapped(page)
-    assert samples.cer(sample.text, line_text(page)) <= MAX_CER
+    assert cer(sample.text, line_text(page)) <= MAX_CER
     by_type = {}
     for region in page.regions:
         by_type.setdefault(region.type, []).append(region)
     assert {"title", "text", "table"} <= set(by_type)
-    assert samples.cer(samples.REPORT_TITLE, by_type["title"][0].text) <= MAX_CER
+    assert cer(samples.REPORT_TITLE, by_type["title"][0].text) <= MAX_CER
     assert by_type["title"][0].order < by_type["table"][0].order
 
     (table,) = page.tables
@@ -67,7 +69,7 @@ def test_ocr_pipeline_has_the_same_shape(ocr_engine):
     page = read(ocr_engine, sample)
     validate_page(to_dict(page))
     assert_lines_mapped(page)
-    assert samples.cer(sample.text, line_text(page)) <= MAX_CER
+    assert cer(sample.text, line_text(page)) <= MAX_CER
     assert all(r.source == "ocr" for r in page.regions)
     # Without a layout model the table is found from its aligned rows, read row by row.
     (table,) = page.tables
@@ -87,14 +89,14 @@ def test_two_columns_read_column_by_column(engine):
     assert_lines_mapped(page)
     left, right = sample.columns
     expected = "\n".join([sample.title, *left, *right])
-    assert samples.cer(expected, line_text(page)) <= MAX_CER
+    assert cer(expected, line_text(page)) <= MAX_CER
     assert page.text.index("apple") < page.text.index("river")
 
 
 def test_large_scan_is_read_in_full(ocr_engine):
     sample = samples.large_scan()
     page = read(ocr_engine, sample)
-    assert samples.cer(sample.text, line_text(page)) <= MAX_CER
+    assert cer(sample.text, line_text(page)) <= MAX_CER
     middle = sample.image.height / 2
     assert any(line.bbox[3] < middle for line in page.lines)
     assert any(line.bbox[1] > middle for line in page.lines)
@@ -108,7 +110,7 @@ def test_without_the_memory_arena_pages_read_the_same(models_dir, ocr_engine):
     sample = samples.text_page(dpi=100)
     lean = read(Engine(config), sample)
     assert [ln.text for ln in lean.lines] == [ln.text for ln in read(ocr_engine, sample).lines]
-    assert samples.cer(sample.text, line_text(lean)) <= MAX_CER
+    assert cer(sample.text, line_text(lean)) <= MAX_CER
 
 
 @pytest.mark.parametrize("lang", ["de", "fr", "es", "nl"])
@@ -117,7 +119,7 @@ def test_languages_with_diacritics(models_dir, ocr_engine, lang):
     # PP-OCRv6 small is multilingual: one model set serves every offline language.
     assert EngineConfig(pipeline="ocr", lang=lang, models_dir=models_dir).lang == lang
     page = read(ocr_engine, sample)
-    assert samples.cer(sample.text, line_text(page)) <= MAX_CER
+    assert cer(sample.text, line_text(page)) <= MAX_CER
 
 
 def test_multipage_tiff_and_exif_rotation(ocr_engine):
@@ -126,12 +128,12 @@ def test_multipage_tiff_and_exif_rotation(ocr_engine):
         pages = [out.page for out in ocr_engine.process_document(doc)]
     assert len(pages) == len(tiff.pages) >= 2
     for page, expected in zip(pages, tiff.pages):
-        assert samples.cer(expected.text, line_text(page)) <= MAX_CER
+        assert cer(expected.text, line_text(page)) <= MAX_CER
 
     jpeg = samples.exif_rotated_jpeg()
     with open_document(jpeg.data) as doc:
         (out,) = list(ocr_engine.process_document(doc))
-    assert samples.cer(jpeg.pages[0].text, line_text(out.page)) <= MAX_CER
+    assert cer(jpeg.pages[0].text, line_text(out.page)) <= MAX_CER
 
 
 def test_pdf_document_result_is_valid_and_complete(structure_engine):
@@ -168,10 +170,10 @@ def test_typeset_two_column_paper(engine, scan):
     with open_document(pdf) as doc:
         image = doc.render(1, scale=2.0)
     if scan:
-        image = samples.scanned(image)
+        image = scans.scanned(image)
     page = engine.process_image(image, page_number=1, scale=2.0, dpi=144).page
     assert_lines_mapped(page)
-    assert samples.cer(truth, line_text(page)) <= MAX_CER  # wrong column order would cost far more
+    assert cer(truth, line_text(page)) <= MAX_CER  # wrong column order would cost far more
     if not scan:  # on a skewed, noisy scan heading splits and the tiny page number are not yet reliable
         headings = [r for r in page.regions if r.text.replace(" ", "") in {"1Introduction", "2RelatedWork", "4Experiments"}]
         assert len(headings) == 3  # each section heading is a region of its own

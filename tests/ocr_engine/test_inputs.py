@@ -30,6 +30,7 @@ from ocr_engine.errors import (
 )
 from ocr_engine.inputs import Limits, detect_media_type, open_document, parse_page_range
 from tests.ocr_engine import samples
+from tests.ocr_engine import bad_files
 
 SUPPORTED = "PDF, PNG, JPEG, TIFF, BMP and WebP"
 IMAGE_ENCODINGS = {
@@ -121,14 +122,14 @@ def test_a_missing_path_fails_with_its_own_code(tmp_path):
 @pytest.mark.parametrize("media_type", ["application/pdf", *IMAGE_ENCODINGS])
 def test_a_truncated_file_fails_at_open(media_type):
     with pytest.raises(CorruptFile) as caught:
-        open_document(samples.truncated(sample_file(media_type), keep=0.9))
+        open_document(bad_files.truncated(sample_file(media_type), keep=0.9))
     assert caught.value.code == "corrupt_file"
     assert "damaged or incomplete" in caught.value.message
 
 
 def test_a_truncated_last_tiff_page_fails_at_open(multipage_tiff):
     with pytest.raises(CorruptFile):
-        open_document(samples.truncated(multipage_tiff.data, keep=0.9))
+        open_document(bad_files.truncated(multipage_tiff.data, keep=0.9))
 
 
 def test_a_pdf_header_followed_by_garbage_is_corrupt():
@@ -375,7 +376,7 @@ def test_a_rotated_pdf_page_is_rendered_as_displayed(report_pdf):
 
 def test_a_long_encrypted_pdf_renders_every_page():
     # Past the point where the reader reopens the document to free pdfium's caches.
-    data = samples.encrypted_pdf("pw", samples.report_pdf(pages=40, dpi=30).data)
+    data = bad_files.encrypted_pdf("pw", samples.report_pdf(pages=40, dpi=30).data)
     with open_document(data, password="pw") as doc:
         pages = dict(doc.iter_pages(scale=0.5))
     assert sorted(pages) == list(range(1, 41))

@@ -21,14 +21,15 @@ from ocr_engine.config import EngineConfig
 from ocr_engine.engine import Engine
 from ocr_engine.orientation import straighten
 from tests.ocr_engine import samples
-from tests.ocr_engine.samples import cer
+from tests.ocr_engine import scans
+from ocr_engine.metrics import cer
 
 pytestmark = pytest.mark.models
 
 DATA = Path(__file__).parent / "data"
-PAGES = samples.REAL_PAGES
-DPI = samples.REAL_PAGE_DPI
-VARIANTS = samples.SCAN_VARIANTS
+PAGES = scans.REAL_PAGES
+DPI = scans.REAL_PAGE_DPI
+VARIANTS = scans.SCAN_VARIANTS
 CER_MARGIN = 0.01
 WHITE = (255, 255, 255)
 
@@ -42,7 +43,7 @@ def engines(models_dir):
 def upright_cer(engines):
     @cache
     def measure(pipeline: str, name: str) -> float:
-        image, truth = samples.real_page(name)
+        image, truth = scans.real_page(name)
         page = engines[pipeline].process_image(image, page_number=1, scale=DPI / 72, dpi=DPI).page
         assert (page.rotation, page.skew) == (0, 0.0)
         return cer(truth, page.text)
@@ -55,7 +56,7 @@ def upright_cer(engines):
 @pytest.mark.parametrize("pipeline", ["ocr", "structure"])
 def test_turned_and_skewed_pages_read_like_upright_ones(engines, upright_cer, pipeline, name, variant):
     make, rotation, skew = VARIANTS[variant]
-    image, truth = samples.real_page(name)
+    image, truth = scans.real_page(name)
     out = engines[pipeline].process_image(make(image), page_number=1, scale=DPI / 72, dpi=DPI)
     assert out.page.rotation == rotation
     assert out.page.skew == pytest.approx(skew, abs=0.3)
@@ -97,7 +98,7 @@ def test_photo_without_text_is_not_turned(engines, turn):
 
 
 def test_orientation_none_reads_pages_as_they_come(engines):
-    image, truth = samples.real_page(PAGES[0])
+    image, truth = scans.real_page(PAGES[0])
     sideways = image.transpose(Image.Transpose.ROTATE_270)
     as_is = engines["ocr"].with_options(orientation="none")
     assert as_is._built is engines["ocr"]._built, "a view must share the loaded models"
@@ -108,7 +109,7 @@ def test_orientation_none_reads_pages_as_they_come(engines):
 
 
 def test_straighten_reproduces_the_engines_frame(engines):
-    image, _ = samples.real_page(PAGES[1])
+    image, _ = scans.real_page(PAGES[1])
     scan = image.transpose(Image.Transpose.ROTATE_90).rotate(-3, expand=True, fillcolor=WHITE)
     out = engines["ocr"].process_image(scan, page_number=1, scale=DPI / 72, dpi=DPI)
     again = straighten(scan, out.page.rotation, out.page.skew)
@@ -116,7 +117,7 @@ def test_straighten_reproduces_the_engines_frame(engines):
 
 
 def test_cli_searchable_pdf_of_a_turned_scan_is_upright_with_its_text(tmp_path, models_dir):
-    image, truth = samples.real_page(PAGES[0])
+    image, truth = scans.real_page(PAGES[0])
     scan = tmp_path / "scan.png"
     image.transpose(Image.Transpose.ROTATE_90).rotate(3, expand=True, fillcolor=WHITE).save(scan, dpi=(DPI, DPI))
     out = tmp_path / "scan.pdf"

@@ -14,6 +14,7 @@ from PIL import Image
 from ocr_engine.engine import PageOutput
 from ocr_engine.textfix import fold_fullwidth
 from tests.ocr_engine import samples
+from ocr_engine.metrics import cer
 
 pytestmark = pytest.mark.models
 CORPUS = Path(__file__).parent / "data" / "corpus"
@@ -125,7 +126,7 @@ def test_monospace_program_output_keeps_its_spaces(read, pipeline):
 
 @pytest.mark.parametrize("name", PAGES)
 def test_structure_accuracy_on_real_pages(read, name):
-    assert samples.cer(truth(name), read("structure", name).page.text) <= MAX_CER[name]
+    assert cer(truth(name), read("structure", name).page.text) <= MAX_CER[name]
 
 
 @pytest.mark.parametrize("pipeline", ["ocr", "structure"])
@@ -138,4 +139,4 @@ def test_columns_above_and_below_a_full_width_table(read, pipeline):
     assert _position(text, "Column cut") < _position(text, "Line order") < _position(text, "Layout model")
     assert _position(text, "Layout model") < _position(text, "Table 1:") < _position(text, lines[caption + 1])
     # Columns interleaved above or below the table would cost far more than this.
-    assert samples.cer(truth, text) <= 0.01
+    assert cer(truth, text) <= 0.01

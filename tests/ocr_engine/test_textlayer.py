@@ -12,7 +12,8 @@ from ocr_engine.engine import Engine
 from ocr_engine.inputs import open_document
 from ocr_engine.schema import to_dict
 from ocr_engine.validation import validate_page
-from tests.ocr_engine import samples, textlayer_samples as tls
+from tests.ocr_engine import textlayer_samples as tls
+from ocr_engine.metrics import cer
 
 pytestmark = pytest.mark.models
 
@@ -38,7 +39,7 @@ def test_auto_reads_text_pages_from_the_layer_and_ocrs_the_rest(ocr_engine):
         validate_page(to_dict(page))
     scan = pages[3]
     assert all(line.source == "ocr" for line in scan.lines)
-    assert samples.cer(tls.SCANNED_TITLE, scan.lines[0].text) < 0.1
+    assert cer(tls.SCANNED_TITLE, scan.lines[0].text) < 0.1
     mixed = pages[4]
     by_source = {s: " ".join(line.text for line in mixed.lines if line.source == s) for s in ("pdf", "ocr")}
     assert by_source["pdf"].startswith("Harbour operations")
@@ -53,7 +54,7 @@ def test_ocr_mode_ocrs_every_page(ocr_engine):
     pages = read_all(ocr_engine.with_options(text_layer="ocr"), tls.mixed_pdf())
     assert [p.text_source for p in pages] == ["ocr"] * 5
     assert all(line.source == "ocr" for p in pages for line in p.lines)
-    assert samples.cer(tls.TEXT_PAGES[0][0], pages[0].lines[0].text) < 0.1
+    assert cer(tls.TEXT_PAGES[0][0], pages[0].lines[0].text) < 0.1
 
 
 @pytest.mark.parametrize(("build", "reason"), [
@@ -68,7 +69,7 @@ def test_untrustworthy_text_layers_are_ocred_with_the_reason(ocr_engine, build, 
     assert all(line.source == "ocr" for line in page.lines)
     if build is not tls.blank_text_pdf:
         text = " ".join(line.text for line in page.lines)
-        assert samples.cer(tls.IMAGE_TEXT, text) < 0.1
+        assert cer(tls.IMAGE_TEXT, text) < 0.1
         assert "Zebra" not in text
 
 
@@ -94,7 +95,7 @@ def test_real_born_digital_pages_match_pdftotext(ocr_engine, path):
     # pdftotext -layout writes rows top to bottom, left to right: compare in that order.
     rows = sorted(page.lines, key=lambda ln: (round((ln.bbox[1] + ln.bbox[3]) / 2 / (8 * page.scale)), ln.bbox[0]))
     reference = layout_words(path.with_suffix(".txt").read_text())
-    assert samples.cer(reference, layout_words(" ".join(ln.text for ln in rows))) <= MAX_TEXT_LAYER_CER
+    assert cer(reference, layout_words(" ".join(ln.text for ln in rows))) <= MAX_TEXT_LAYER_CER
     validate_page(to_dict(page))
 
 

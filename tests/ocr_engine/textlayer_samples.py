@@ -7,6 +7,8 @@ import io
 from PIL import Image, ImageDraw, ImageFont
 
 from tests.ocr_engine import samples
+from tests.ocr_engine import bad_files
+from tests.ocr_engine import scans
 
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 TEXT_PAGES = (
@@ -65,7 +67,7 @@ def _draw_mixed(canvas) -> None:
     for title, body in TEXT_PAGES:
         _text_page(canvas, title, body)
         canvas.showPage()
-    scan = samples.scanned(samples.text_page(title=SCANNED_TITLE).image, angle=0.3, noise=6)
+    scan = scans.scanned(samples.text_page(title=SCANNED_TITLE).image, angle=0.3, noise=6)
     _draw_image(canvas, scan, 0, 0, A4[0])
     canvas.showPage()
     _text_page(canvas, "Harbour operations", "The picture below was pasted from the old logbook.")
@@ -106,7 +108,7 @@ def garbage_tounicode_pdf() -> bytes:
             b"1 begincodespacerange <00> <FF> endcodespacerange "
             b"1 beginbfrange <20> <7E> <E020> endbfrange endcmap "
             b"CMapName currentdict /CMap defineresource pop end end")
-    return samples.pdf_from_objects([
+    return bad_files.pdf_from_objects([
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R "
