@@ -33,10 +33,16 @@ models: venv
 	@$(PY) -m ocr_engine models verify --dir $(OCR_MODELS_DIR) --model SLANet_plus_onnx >/dev/null 2>&1 || $(MAKE) $(BUILD_VENV)/.installed
 	$(PY) -m ocr_engine models build --out $(OCR_MODELS_DIR)
 
-# Fonts for synthetic test pages and the searchable PDF; Chromium for browser tests.
+# Fonts for synthetic test pages and the searchable PDF; Chromium for browser tests;
+# nginx for the test of docker/proxy/nginx.conf, unpacked from Debian's package
+# into .nginx/ rather than installed, so no nginx service starts on the machine.
+NGINX := .nginx/usr/sbin/nginx
 system-deps:
 	@if [ ! -x /usr/bin/chromium ] || [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core >/dev/null; fi
+	@if [ ! -x $(NGINX) ]; then mkdir -p .nginx && cd .nginx && \
+		{ apt-get download nginx >/dev/null 2>&1 || { apt-get update -qq && apt-get download nginx >/dev/null 2>&1; }; } && \
+		dpkg -x nginx_*.deb . && rm -f nginx_*.deb; fi
 
 # The product on the embedded defaults (SQLite under var/, SQLite channel layer,
 # ORM broker) unless DATABASE_URL / REDIS_URL are set. The settings generate a
@@ -74,4 +80,4 @@ peer: models $(PEER_VENV)/.installed
 	$(PEER_VENV)/bin/python bench/peer.py --models $(OCR_MODELS_DIR)
 
 clean:
-	rm -rf $(VENV) $(BUILD_VENV) $(PEER_VENV) var
+	rm -rf $(VENV) $(BUILD_VENV) $(PEER_VENV) .nginx var
