@@ -23,6 +23,12 @@ from .geometry import area, box_from_polygon, intersection, overlap_1d, polygon_
 from .reading_order import line_order, xy_cut_order
 from .schema import Line, Page, Region, Table, Word
 from .spacing import restore_spaces
+from .thresholds import (
+    ALIGNED_LEFT_EDGE, ALIGNED_OVERLAP, BODY_SIZE_RATIO, FIRST_LINE_INDENT, FLUSH_LEFT, HEADING_HEIGHT_RATIO,
+    LAYOUT_MATCH_IOU, LIST_CONTINUATION_INDENT, MARGIN_SHARE, MIN_LINE_SHARE, PARAGRAPH_GAP, ROW_JOIN_GAP,
+    ROW_PIECE_WIDTH, SAME_ROW_OVERLAP, SENTENCE_WORDS, SHORT_LINE_SHORTFALL, STACK_GAP_MAX, STACK_GAP_MIN,
+    TABLE_RESULT_SHARE, TITLE_MAX_WORDS, TITLE_SIZE_RATIO,
+)
 
 # PP-DocLayout / CDLA class names -> our closed set of region types.
 LABEL_TYPES = {
@@ -41,8 +47,6 @@ LABEL_TYPES = {
 }
 _FIRST_TYPES = ("header",)  # read before the body
 _LAST_TYPES = ("footnote", "footer", "page_number")  # read after the body, in this order
-# A line belongs to the region holding most of it; below this share it is an orphan.
-MIN_LINE_SHARE = 0.5
 
 
 @dataclass
@@ -106,23 +110,25 @@ def group_paragraphs(lines: Sequence[RawLine]) -> list[list[int]]:
         for g, members in enumerate(groups):
             last = max(members, key=lambda j: lines[j].bbox[3])
             lb, lh = lines[last].bbox, heights[last]
-            if max(h, lh) > 1.6 * min(h, lh):  # a heading next to body text starts a new block
+            if max(h, lh) > HEADING_HEIGHT_RATIO * min(h, lh):
                 continue
-            same_row = overlap_1d(b[1], b[3], lb[1], lb[3]) > 0.5 * min(h, lh)
+            same_row = overlap_1d(b[1], b[3], lb[1], lb[3]) > SAME_ROW_OVERLAP * min(h, lh)
             if same_row:
                 row_gap = min(abs(b[0] - lines[j].bbox[2]) for j in members)
-                if row_gap < 0.8 * h:
+                if row_gap < ROW_JOIN_GAP * h:
                     best, best_gap = g, 0.0
                     break
-                if max(b[2] - b[0], lb[2] - lb[0]) < 8 * h:
+                if max(b[2] - b[0], lb[2] - lb[0]) < ROW_PIECE_WIDTH * h:
                     pieces.update((i, last))
                 continue
             if last in pieces:
                 continue
             v_gap = b[1] - lb[3]
             x_overlap = overlap_1d(b[0], b[2], lb[0], lb[2])
-            aligned = x_overlap > 0.3 * min(b[2] - b[0], lb[2] - lb[0]) or abs(b[0] - lb[0]) < 1.5 * h
-            if -0.3 * h <= v_gap <= 0.9 * max(h, lh) and aligned and (best_gap is None or v_gap < best_gap):
+            aligned = (x_overlap > ALIGNED_OVERLAP * min(b[2] - b[0], lb[2] - lb[0])
+                       or abs(b[0] - lb[0]) < ALIGNED_LEFT_EDGE * h)
+            stacked = STACK_GAP_MIN * h <= v_gap <= STACK_GAP_MAX * max(h, lh)
+            if stacked and aligned and (best_gap is None or v_gap < best_gap):
                 best, best_gap = g, v_gap
         if best is None:
             groups.append([i])
@@ -151,18 +157,18 @@ def split_paragraphs(block: "_Block", lines: Sequence[RawLine]) -> list["_Block"
     for prev, cur in zip(order, order[1:]):
         p, c = lines[prev].bbox, lines[cur].bbox
         h = max(1.0, min(p[3] - p[1], c[3] - c[1]))
-        if overlap_1d(p[1], p[3], c[1], c[3]) > 0.5 * h:  # same row: never a paragraph break
+        if overlap_1d(p[1], p[3], c[1], c[3]) > SAME_ROW_OVERLAP * h:  # same row: never a paragraph break
             pieces[-1].append(cur)
             continue
         bullet = _BULLET.match(lines[cur].text) is not None
-        gap = c[1] - p[3] > 0.8 * h
+        gap = c[1] - p[3] > PARAGRAPH_GAP * h
         if _BULLET.match(lines[pieces[-1][0]].text):  # inside a list: items and their indented continuations
-            breaks = gap or not (bullet or c[0] > left + 0.5 * h)
+            breaks = gap or not (bullet or c[0] > left + LIST_CONTINUATION_INDENT * h)
         else:
             breaks = (
                 gap or bullet
-                or (p[2] < right - 4 * h and c[2] > p[2])  # the previous line ended short
-                or (c[0] > left + 1.2 * h and abs(p[0] - left) < 0.5 * h)  # first-line indent
+                or (p[2] < right - SHORT_LINE_SHORTFALL * h and c[2] > p[2])  # the previous line ended short
+                or (c[0] > left + FIRST_LINE_INDENT * h and abs(p[0] - left) < FLUSH_LEFT * h)
             )
         if breaks:
             pieces.append([cur])
@@ -261,14 +267,15 @@ def _fix_types(blocks: list["_Block"], lines: list[RawLine], page_height: int) -
     body_height = heights[len(heights) // 2]
     for blk in blocks:
         text = " ".join(lines[i].text for i in blk.members).strip()
-        in_margin = blk.bbox[3] < 0.1 * page_height or blk.bbox[1] > 0.9 * page_height
+        in_margin = blk.bbox[3] < MARGIN_SHARE * page_height or blk.bbox[1] > (1 - MARGIN_SHARE) * page_height
         if in_margin and blk.type in ("header", "footer", "text") and _PAGE_NUMBER.match(text):
             blk.type = "page_number"
         elif blk.type in ("footnote", "footer") and blk.bbox[3] < page_height / 2:
             blk.type = "text"  # above the middle of the page it is body text: never move it to the end
         elif blk.type == "title" and blk.label != "doc_title" and blk.members:
             mean_height = sum(lines[i].bbox[3] - lines[i].bbox[1] for i in blk.members) / len(blk.members)
-            if mean_height <= 1.1 * body_height and (text.endswith((":", ".", ";", ",")) or len(text.split()) > 12):
+            sentence = text.endswith((":", ".", ";", ",")) or len(text.split()) > SENTENCE_WORDS
+            if mean_height <= BODY_SIZE_RATIO * body_height and sentence:
                 blk.type = "text"
 
 
@@ -281,7 +288,7 @@ def _mark_titles(blocks: list["_Block"], lines: list[RawLine]) -> None:
             continue
         mean_height = sum(lines[i].bbox[3] - lines[i].bbox[1] for i in blk.members) / len(blk.members)
         words = sum(len(lines[i].text.split()) for i in blk.members)
-        if mean_height >= 1.3 * body_height and words <= 15:
+        if mean_height >= TITLE_SIZE_RATIO * body_height and words <= TITLE_MAX_WORDS:
             blk.type, blk.label = "title", "title"
 
 
@@ -305,7 +312,7 @@ def _layout_score(bbox: Sequence[float], det_boxes: list[dict[str, Any]]) -> flo
         iou = inter / max(area(bbox) + area(box) - inter, 1.0)
         if iou > best_iou:
             best, best_iou = det.get("score"), iou
-    return round(float(best), 4) if best is not None and best_iou > 0.5 else None
+    return round(float(best), 4) if best is not None and best_iou > LAYOUT_MATCH_IOU else None
 
 
 def _table_block(table_res: dict[str, Any], blocks: list[_Block]) -> _Block | None:
@@ -320,7 +327,7 @@ def _table_block(table_res: dict[str, Any], blocks: list[_Block]) -> _Block | No
     best = max(candidates, key=lambda b: intersection(span, b.bbox))
     # PP-StructureV3 also runs table recognition on some non-table blocks (lists,
     # boxed notes): their results overlap no table region and must not claim one.
-    return best if intersection(span, best.bbox) > 0.5 * area(span) else None
+    return best if intersection(span, best.bbox) > TABLE_RESULT_SHARE * area(span) else None
 
 
 def _finish(page: Page, blocks: list[_Block], lines: list[RawLine], *,
@@ -330,8 +337,9 @@ def _finish(page: Page, blocks: list[_Block], lines: list[RawLine], *,
     # A page number in the top margin is read with the running header, one at the bottom last.
     top = [b for b in blocks if b.type in _FIRST_TYPES or (b.type == "page_number" and b.bbox[3] < page.height / 2)]
     # The running title beside a page number in the top margin is header too, whatever it was labelled.
-    top += [b for b in blocks if b not in top and b.bbox[3] < 0.1 * page.height and any(
-        t.type == "page_number" and overlap_1d(b.bbox[1], b.bbox[3], t.bbox[1], t.bbox[3]) > 0.5 * (b.bbox[3] - b.bbox[1])
+    top += [b for b in blocks if b not in top and b.bbox[3] < MARGIN_SHARE * page.height and any(
+        t.type == "page_number"
+        and overlap_1d(b.bbox[1], b.bbox[3], t.bbox[1], t.bbox[3]) > SAME_ROW_OVERLAP * (b.bbox[3] - b.bbox[1])
         for t in top)]
     last = sorted((b for b in blocks if b.type in _LAST_TYPES and b not in top),
                   key=lambda b: (_LAST_TYPES.index(b.type), b.bbox[1], b.bbox[0]))
