@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from . import table_rows, tables
+from .exports.markdown import page_markdown
+from .exports.text import page_text
 from .geometry import area, box_from_polygon, intersection, overlap_1d, polygon_from_box, rounded, union_box
 from .reading_order import line_order, xy_cut_order
 from .schema import Line, Page, Region, Table, Word
@@ -391,8 +393,5 @@ def _finish(page: Page, blocks: list[_Block], lines: list[RawLine], *,
 
 def refresh_texts(page: Page) -> None:
     """Recompute the page's text and Markdown from its lines (after corrections, too)."""
-    from .exports.markdown import page_markdown
-    from .exports.text import page_text
-
     page.text = page_text(page)
     page.markdown = page_markdown(page)
