@@ -39,8 +39,7 @@ from rapidfuzz.distance import Levenshtein  # noqa: E402
 from ocr_engine import normalize  # noqa: E402
 from ocr_engine.config import EngineConfig  # noqa: E402
 from ocr_engine.textfix import text_fixer  # noqa: E402
-from tests.ocr_engine import samples  # noqa: E402
-from tests.ocr_engine import scans  # noqa: E402
+from tests.ocr_engine import samples, scans  # noqa: E402
 
 DATA = ROOT / "tests" / "ocr_engine" / "data"
 TESSERACT_LANGS = {"en": "eng", "de": "deu", "fr": "fra", "es": "spa", "nl": "nld"}

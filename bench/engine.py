@@ -33,9 +33,8 @@ sys.path.insert(0, str(ROOT))
 
 from ocr_engine.config import EngineConfig  # noqa: E402
 from ocr_engine.engine import Engine  # noqa: E402
-from tests.ocr_engine import samples  # noqa: E402
-from tests.ocr_engine import scans  # noqa: E402
 from ocr_engine.metrics import cer  # noqa: E402
+from tests.ocr_engine import samples, scans  # noqa: E402
 
 
 def rss_mib() -> float:

@@ -42,10 +42,7 @@ def enqueue_job(job_id: UUID | str, cluster: str) -> None:
     a worker never receives the id of a row it cannot see yet; the
     ``requeue_stale`` schedule catches an entry lost between commit and push.
     """
-    if settings.Q_BROKER == "orm":
-        _push(job_id, cluster)
-    else:
-        transaction.on_commit(lambda: _push(job_id, cluster))
+    _push_with_commit(lambda: _push(job_id, cluster))
 
 
 def enqueue_helpers(job_id: UUID | str, cluster: str, count: int) -> None:
@@ -58,6 +55,12 @@ def enqueue_helpers(job_id: UUID | str, cluster: str, count: int) -> None:
         for _ in range(count):
             async_task(HELP_JOB, str(job_id), cluster=cluster, group=f"job-{job_id}")
 
+    _push_with_commit(push)
+
+
+def _push_with_commit(push) -> None:
+    """Run ``push`` inside the caller's transaction with the ORM broker (its queue rows commit with the
+    job's), after commit with any other broker (see ``enqueue_job``)."""
     if settings.Q_BROKER == "orm":
         push()
     else:

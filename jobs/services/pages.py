@@ -140,24 +140,25 @@ def page_claim_next(*, job_id, worker_id: str) -> int | None:
     None when the job is not running any more, or when every page left is
     done or held. The job row is locked, so two workers never get one page.
     """
-    now = timezone.now()
-    live_since = now - timedelta(seconds=settings.OCR_LEASE_SECONDS)
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=job_id, status=Job.Status.RUNNING).first()
         if job is None:
             return None
         taken = set(job.pages.values_list("page_number", flat=True))
-        taken |= set(job.page_claims.filter(claimed_at__gte=live_since).exclude(worker_id=worker_id)
-                     .values_list("page_number", flat=True))
+        taken |= set(_claims_of_others(job_id, worker_id).values_list("page_number", flat=True))
         number = next((n for n in job.page_numbers if n not in taken), None)
         if number is not None:
             PageClaim.objects.update_or_create(job=job, page_number=number,
-                                               defaults={"worker_id": worker_id, "claimed_at": now})
+                                               defaults={"worker_id": worker_id, "claimed_at": timezone.now()})
         return number
 
 
 def pages_held_by_others(*, job_id, worker_id: str) -> int:
     """Pages of the job that other workers are reading now (live claims, no result yet)."""
+    return _claims_of_others(job_id, worker_id).count()
+
+
+def _claims_of_others(job_id, worker_id: str):
+    """Other workers' claims on the job that are still live (younger than OCR_LEASE_SECONDS)."""
     live_since = timezone.now() - timedelta(seconds=settings.OCR_LEASE_SECONDS)
-    return (PageClaim.objects.filter(job_id=job_id, claimed_at__gte=live_since).exclude(worker_id=worker_id)
-            .count())
+    return PageClaim.objects.filter(job_id=job_id, claimed_at__gte=live_since).exclude(worker_id=worker_id)

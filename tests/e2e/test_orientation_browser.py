@@ -10,10 +10,10 @@ import pytest
 from PIL import Image
 from playwright.sync_api import expect
 
+from ocr_engine.metrics import cer
 from tests.e2e.conftest import browser_page, screenshot
 from tests.e2e.test_browser import STATUS, show_page
 from tests.ocr_engine import scans
-from ocr_engine.metrics import cer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.models, pytest.mark.django_db(transaction=True)]
 

@@ -11,8 +11,7 @@ from django_q.models import OrmQ
 
 from jobs import progress, services, tasks
 from jobs.models import Job, PageResult
-from tests.ocr_engine import samples
-from tests.ocr_engine import bad_files
+from tests.ocr_engine import bad_files, samples
 
 pytestmark = [pytest.mark.django_db, pytest.mark.models]
 

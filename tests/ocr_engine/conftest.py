@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ocr_engine import samples
-from tests.ocr_engine import bad_files
+from tests.ocr_engine import bad_files, samples
 
 
 @pytest.fixture

@@ -9,9 +9,8 @@ from ocr_engine.engine import Engine, assemble_document
 from ocr_engine.inputs import open_document
 from ocr_engine.schema import to_dict
 from ocr_engine.validation import validate_page, validate_result
-from tests.ocr_engine import samples
-from tests.ocr_engine import scans
 from ocr_engine.metrics import cer
+from tests.ocr_engine import samples, scans
 
 pytestmark = pytest.mark.models
 MAX_CER = 0.02

@@ -29,8 +29,7 @@ from ocr_engine.errors import (
     WrongPassword,
 )
 from ocr_engine.inputs import Limits, detect_media_type, open_document, parse_page_range
-from tests.ocr_engine import samples
-from tests.ocr_engine import bad_files
+from tests.ocr_engine import bad_files, samples
 
 SUPPORTED = "PDF, PNG, JPEG, TIFF, BMP and WebP"
 IMAGE_ENCODINGS = {

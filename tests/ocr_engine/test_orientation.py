@@ -20,9 +20,8 @@ from PIL import Image
 from ocr_engine.config import EngineConfig
 from ocr_engine.engine import Engine
 from ocr_engine.orientation import straighten
-from tests.ocr_engine import samples
-from tests.ocr_engine import scans
 from ocr_engine.metrics import cer
+from tests.ocr_engine import samples, scans
 
 pytestmark = pytest.mark.models
 

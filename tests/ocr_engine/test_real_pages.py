@@ -13,8 +13,8 @@ from PIL import Image
 
 from ocr_engine.engine import PageOutput
 from ocr_engine.textfix import fold_fullwidth
-from tests.ocr_engine import samples
 from ocr_engine.metrics import cer
+from tests.ocr_engine import samples
 
 pytestmark = pytest.mark.models
 CORPUS = Path(__file__).parent / "data" / "corpus"

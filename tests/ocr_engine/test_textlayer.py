@@ -12,8 +12,8 @@ from ocr_engine.engine import Engine
 from ocr_engine.inputs import open_document
 from ocr_engine.schema import to_dict
 from ocr_engine.validation import validate_page
-from tests.ocr_engine import textlayer_samples as tls
 from ocr_engine.metrics import cer
+from tests.ocr_engine import textlayer_samples as tls
 
 pytestmark = pytest.mark.models
 

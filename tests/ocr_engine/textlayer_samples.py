@@ -6,9 +6,7 @@ import io
 
 from PIL import Image, ImageDraw, ImageFont
 
-from tests.ocr_engine import samples
-from tests.ocr_engine import bad_files
-from tests.ocr_engine import scans
+from tests.ocr_engine import bad_files, samples, scans
 
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 TEXT_PAGES = (
