@@ -189,13 +189,11 @@ OCR_INLINE_RESULT_MAX_BYTES = env_int("OCR_INLINE_RESULT_MAX_BYTES", 1_000_000)
 # Allow file_url and webhook targets on private/loopback/link-local addresses (intranet, tests).
 OCR_ALLOW_PRIVATE_URLS = env_bool("OCR_ALLOW_PRIVATE_URLS", False)
 OCR_URL_FETCH_TIMEOUT = env_float("OCR_URL_FETCH_TIMEOUT", 30.0)
-# Webhooks (docs/webhooks.md): attempts per event; retry n waits BACKOFF x 2^(n-1)
-# seconds (10, 20, 40, ...), rounded up to the cluster scheduler's 30 s tick.
+# Webhooks (docs/webhooks.md): retry n waits BACKOFF x 2^(n-1) s (10, 20, 40, ...), rounded up to the 30 s tick.
 OCR_WEBHOOK_MAX_ATTEMPTS = env_int("OCR_WEBHOOK_MAX_ATTEMPTS", 6)
 OCR_WEBHOOK_BACKOFF_SECONDS = env_float("OCR_WEBHOOK_BACKOFF_SECONDS", 10.0)
 OCR_WEBHOOK_TIMEOUT_SECONDS = env_float("OCR_WEBHOOK_TIMEOUT_SECONDS", 10.0)
-# One task processes pages until this budget is spent, then re-enqueues itself:
-# every task stays far below Q_TIMEOUT whatever the page count.
+# A task reads pages for this long, then re-enqueues the job: every task stays far below Q_TIMEOUT.
 OCR_TASK_BUDGET_SECONDS = env_int("OCR_TASK_BUDGET_SECONDS", 120)
 # A running job whose heartbeat (every page boundary) is older than this was abandoned by a dead
 # worker and is picked up again: it must exceed the slowest page plus engine start-up.
@@ -264,7 +262,9 @@ else:
     # ORM broker: the queue entry is a row in the same database, written in the
     # same transaction as the Job row, so neither can exist without the other.
     _q_common["orm"] = "default"
-    _q_common["poll"] = env_float("Q_POLL", 0.5)
+    _q_common["poll"] = env_float("Q_POLL", 0.5)  # idle workers are woken sooner through Q_WAKE_FILE
+    _q_common["broker_class"] = "jobs.broker.WakingOrm"
+Q_WAKE_FILE = env_str("Q_WAKE_FILE", str(VAR_DIR / "queue.wake"))
 
 # Added to the qcluster's nice value before it forks workers: OCR saturates every core,
 # and the web process must still answer submits and polls quickly.
