@@ -74,10 +74,15 @@ class EngineConfig:
     # core scales better than one process with many threads on small pages, so
     # workers pass 1 per process when they run several; the CLI uses all cores.
     cpu_threads: int = field(default_factory=_default_threads)
-    # Text detector input: the longer side is capped at this many pixels (and
-    # never below ``det_min_side``). PaddleOCR's default ("min" side 64, max
+    # Text detector input: the longer side is capped at this many pixels.
+    # PaddleOCR's default ("min" side 64, max
     # 4000) feeds a 300-DPI scan nearly unscaled and the DB detector loses lines.
     det_max_side: int = 2560
+    # ... and shrunk further, page by page, until the page's small characters
+    # are this many pixels tall (``ocr_engine.detector_scale``): a 200-DPI page
+    # is detected at about 0.75 of its size, a 300-DPI scan at half. None: the
+    # page as rendered, up to ``det_max_side``.
+    det_char_px: int | None = 10
     # Text lines per recognition batch; None: one at a time on CPU, 16 on a GPU.
     # On CPU a batch is padded to its widest line, so batching only adds work, and
     # onnxruntime's arena grows with it (200 DPI, ``ocr``: 1.65 s and 1.7 GB per page
@@ -113,6 +118,8 @@ class EngineConfig:
                 f"Unknown orientation {self.orientation!r}; choose one of {', '.join(ORIENTATION_MODES)}.")
         if not 0.5 <= self.scale <= 6:
             raise UnsupportedOption(f"Render scale {self.scale} is out of range (0.5 to 6).")
+        if self.det_char_px is not None and not 6 <= self.det_char_px <= 64:
+            raise UnsupportedOption(f"det_char_px {self.det_char_px} is out of range (6 to 64, or None).")
         if not (self.device == "cpu" or self.device.startswith("gpu")):
             raise UnsupportedOption(f"Unknown device {self.device!r}; use 'cpu' or 'gpu[:N]'.")
 

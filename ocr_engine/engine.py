@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from . import __version__, orientation, pipelines, stages, textlayer
+from . import __version__, detector_scale, orientation, pipelines, stages, textlayer
 from .config import PAGE_OPTIONS, EngineConfig
 from .errors import OcrError, RecognitionFailed
 from .pipelines.base import ReadsTextLayers
@@ -98,19 +98,24 @@ class Engine:
         upright = self._straighten(image) if self.config.orientation == "auto" else orientation.Upright(image)
         image = upright.image
         straightened = time.perf_counter()
-        raw = self._run(image, page_number)
+        gray = np.asarray(image.convert("L"))
+        raw = self._run(image, page_number, gray)
         ocr_done = time.perf_counter()
         page = self.pipeline.normalize(raw, page_number=page_number, width=image.width, height=image.height,
-                                       scale=scale, dpi=dpi, fix=self._fix_text, gray=np.asarray(image.convert("L")))
+                                       scale=scale, dpi=dpi, fix=self._fix_text, gray=gray)
         page.rotation, page.skew = upright.rotation, upright.skew
         return PageOutput(page=page, raw=raw, image=image, timings={
             stages.ORIENTATION: round(straightened - started, 4), stages.OCR: round(ocr_done - straightened, 4),
             stages.NORMALIZE: round(time.perf_counter() - ocr_done, 4),
         })
 
-    def _run(self, image: Image.Image, page_number: int) -> dict[str, Any]:
+    def _run(self, image: Image.Image, page_number: int, gray: np.ndarray | None = None) -> dict[str, Any]:
+        if gray is None:
+            gray = np.asarray(image.convert("L"))
+        config = self.config
+        side = detector_scale.detector_side(gray, max_side=config.det_max_side, char_px=config.det_char_px)
         try:
-            return self.pipeline.run(self._built, self.config, _bgr(image))
+            return self.pipeline.run(self._built, config.with_(det_max_side=side), _bgr(image))
         except OcrError:
             raise
         except Exception as exc:  # PaddleOCR raises bare exceptions of many kinds

@@ -22,7 +22,9 @@ class Pipeline(Protocol):
         """Load the models (slow); the returned object is passed back to ``run``."""
 
     def run(self, built: Any, config: EngineConfig, image: np.ndarray) -> dict[str, Any]:
-        """One BGR page image through the models; returns the raw JSON-ready result."""
+        """One BGR page image through the models; returns the raw JSON-ready result.
+
+        ``config`` is the page's own: its ``det_max_side`` is the detector input size for this page."""
 
     def normalize(self, raw: dict[str, Any], *, page_number: int, width: int, height: int, scale: float,
                   dpi: float | None, fix: Callable[[str], str] = str, gray: np.ndarray | None = None) -> Page:

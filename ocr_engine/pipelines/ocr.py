@@ -32,7 +32,7 @@ class OcrPipeline:
         return PaddleOCR(**self.model_args(config), **common, **paddle.detector_args(config))
 
     def run(self, built, config: EngineConfig, image) -> dict[str, Any]:
-        return paddle.first_result(built.predict(image, return_word_box=True))
+        return paddle.first_result(built.predict(image, return_word_box=True, **paddle.page_detector_args(config)))
 
     normalize = staticmethod(_normalize.normalize_ocr)
 

@@ -49,12 +49,17 @@ def prepare_process(config: EngineConfig) -> dict[str, Any]:
 
 
 def detector_args(config: EngineConfig) -> dict[str, Any]:
+    """The pipeline class's detector and recognizer arguments (at build time)."""
+    return {**page_detector_args(config), "text_recognition_batch_size": config.recognition_batch}
+
+
+def page_detector_args(config: EngineConfig) -> dict[str, Any]:
+    """The detector's input size for one page: ``det_max_side`` of the page's config (see Engine._run)."""
     # "max" caps the detector input's longer side. PaddleOCR's default ("min"
     # side >= 64, hard cap 4000) feeds a 300-DPI scan nearly unscaled, where the
     # DB detector was seen to miss whole areas; a page-sized cap keeps text at the
     # resolution the detector was trained on and bounds time and memory per page.
-    return {"text_det_limit_side_len": config.det_max_side, "text_det_limit_type": "max",
-            "text_recognition_batch_size": config.recognition_batch}
+    return {"text_det_limit_side_len": config.det_max_side, "text_det_limit_type": "max"}
 
 
 def pack_model_names(kwargs: dict[str, Any]) -> dict[str, str]:

@@ -39,7 +39,8 @@ class StructurePipeline:
         # download), and the end-to-end SLANet path needs no cell detector.
         return paddle.first_result(built.predict(
             image, use_table_orientation_classify=False, use_e2e_wired_table_rec_model=True,
-            use_e2e_wireless_table_rec_model=True, layout_threshold=config.layout_threshold))
+            use_e2e_wireless_table_rec_model=True, layout_threshold=config.layout_threshold,
+            **paddle.page_detector_args(config)))
 
     normalize = staticmethod(_normalize.normalize_structure)
 
