@@ -12,8 +12,10 @@ Scenarios, for each target, one after the other (never at the same time):
   ``GET /jobs/{id}`` every 0.2 s, as a client must) and reads ``GET …/result``.
   The peer answers ``POST /ocr`` synchronously.
 * ``PDF``: one ``--pdf-pages`` PDF as one job (ours only: the peer serves images).
-* ``bare``: ``Engine.process_image`` on the same pages in this process, after the
-  servers are measured: the engine without any platform around it.
+* ``bare``: after the servers are measured, in this process on the same pages:
+  ``Engine.process_image`` (our engine without the platform around it) and a
+  plain ``PaddleOCR(...).predict`` loop (PaddleOCR's own defaults, the same
+  det/rec models, document preprocessing off).
 
 For each it prints pages per minute, job latency p50/p95, errors, CPU seconds per
 page of the server's processes (web and worker cluster apart), their summed peak
@@ -41,6 +43,7 @@ import threading  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
+import numpy as np  # noqa: E402
 import requests  # noqa: E402
 from PIL import Image, ImageDraw  # noqa: E402
 
@@ -255,20 +258,33 @@ def bare(args, work: list[bytes]) -> None:
     from ocr_engine.config import EngineConfig
     from ocr_engine.engine import Engine
     from ocr_engine.models import is_pack
+    from ocr_engine.pipelines import get as get_pipeline
+    from ocr_engine.pipelines.paddle import prepare_process
 
     models = Path(os.environ.get("OCR_MODELS_DIR", ROOT / "models"))
-    engine = Engine(EngineConfig(pipeline=args.pipeline, lang=args.lang, models_dir=models if is_pack(models) else None,
-                                 cpu_threads=args.threads))
-    engine.process_image(Image.open(io.BytesIO(work[0])).convert("RGB"), page_number=1)  # warm
+    config = EngineConfig(pipeline=args.pipeline, lang=args.lang, models_dir=models if is_pack(models) else None,
+                          cpu_threads=args.threads)
+    engine = Engine(config)
+    bare_loop("bare engine loop", work, lambda image: engine.process_image(image, page_number=1))
+    if args.pipeline == "ocr":
+        from paddleocr import PaddleOCR
+
+        paddleocr = PaddleOCR(**get_pipeline("ocr").model_args(config), **prepare_process(config))
+        bare_loop("bare PaddleOCR loop", work, lambda image: [r.json for r in paddleocr.predict(
+            np.ascontiguousarray(np.asarray(image)[:, :, ::-1]))])
+
+
+def bare_loop(name: str, work: list[bytes], read) -> None:
+    read(Image.open(io.BytesIO(work[0])).convert("RGB"))  # warm
     cpu0, outcome = time.process_time(), Outcome()
     t0 = time.perf_counter()
     for data in work:
         t1 = time.perf_counter()
-        engine.process_image(Image.open(io.BytesIO(data)).convert("RGB"), page_number=1)
+        read(Image.open(io.BytesIO(data)).convert("RGB"))
         outcome.latencies.append(time.perf_counter() - t1)
         outcome.pages += 1
     outcome.seconds = time.perf_counter() - t0
-    report("bare engine loop", outcome, None)
+    report(name, outcome, None)
     print(f"{'':<28} CPU s/page {(time.process_time() - cpu0) / outcome.pages:.2f}  "
           f"RSS {rss_mib(os.getpid()) / 1024:.2f} GB")
 
