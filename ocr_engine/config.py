@@ -74,13 +74,13 @@ class EngineConfig:
     # core scales better than one process with many threads on small pages, so
     # workers pass 1 per process when they run several; the CLI uses all cores.
     cpu_threads: int = field(default_factory=_default_threads)
-    # Text detector input: the longer side is capped at this many pixels.
-    # PaddleOCR's default ("min" side 64, max
-    # 4000) feeds a 300-DPI scan nearly unscaled and the DB detector loses lines.
+    # Text detector input: the longer side is capped at this many pixels. PaddleOCR's
+    # default ("min" side 64, max 4000) feeds a 300-DPI scan nearly unscaled and the
+    # DB detector loses lines.
     det_max_side: int = 2560
     # ... and shrunk further, page by page, until the page's small characters
     # are this many pixels tall (``ocr_engine.detector_scale``): a 200-DPI page
-    # is detected at about 0.75 of its size, a 300-DPI scan at half. None: the
+    # is detected at about 0.7 of its size, a 300-DPI scan at half. None: the
     # page as rendered, up to ``det_max_side``.
     det_char_px: int | None = 10
     # Text lines per recognition batch; None: one at a time on CPU, 16 on a GPU.
