@@ -36,7 +36,7 @@ import pypdfium2  # noqa: E402
 from PIL import Image  # noqa: E402
 from rapidfuzz.distance import Levenshtein  # noqa: E402
 
-from ocr_engine import normalize  # noqa: E402
+from ocr_engine import pipelines  # noqa: E402
 from ocr_engine.config import EngineConfig  # noqa: E402
 from ocr_engine.textfix import text_fixer  # noqa: E402
 from tests.ocr_engine import samples, scans  # noqa: E402
@@ -119,7 +119,7 @@ def our_reader(pipeline: str, config: EngineConfig, cache: Cache):
 
     def read(name, lang, image):
         cached = cache.get(f"{name}.{pipeline}", lambda: raw_of(image))
-        normalizer = normalize.normalize_ocr if pipeline == "ocr" else normalize.normalize_structure
+        normalizer = pipelines.get(pipeline).normalize  # the pipeline's own, as the engine runs it
         # The page as the engine read it (a deskewed scan is another size: no space check then).
         same = (cached["width"], cached["height"]) == image.size
         gray = np.asarray(image.convert("L")) if same else None

@@ -25,21 +25,21 @@ from django_q.conf import Conf
 WAKE_CHECK_SECONDS = 0.02
 
 
-def wake_file() -> Path:
+def _wake_file() -> Path:
     return Path(settings.Q_WAKE_FILE)
 
 
 def _wake_mark() -> int:
     try:
-        return os.stat(wake_file()).st_mtime_ns
+        return os.stat(_wake_file()).st_mtime_ns
     except OSError:
         return 0
 
 
-def wake_workers() -> None:
+def _wake_workers() -> None:
     """Tell idle pushers that a task was queued (after the task's row committed)."""
     try:
-        path = wake_file()
+        path = _wake_file()
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()
     except OSError:
@@ -50,7 +50,7 @@ class WakingOrm(ORM):
     def enqueue(self, task):
         task_id = super().enqueue(task)
         # The row is visible to the pusher only once committed (now, outside a transaction).
-        transaction.on_commit(wake_workers, using=Conf.ORM)
+        transaction.on_commit(_wake_workers, using=Conf.ORM)
         return task_id
 
     def dequeue(self):
