@@ -1,8 +1,10 @@
 """Rebuild the real-page corpus (``tests/ocr_engine/data/corpus``) from Debian documentation PDFs.
 
-    apt-get download r-doc-pdf debian-reference-fr debian-reference-es maint-guide-fr
+    apt-get download r-doc-pdf debian-reference-fr debian-reference-es maint-guide-fr \
+        debian-faq-nl debian-edu-doc-nl texlive-publishers-doc
     for f in *.deb; do dpkg -x "$f" x; done
     .venv/bin/python bench/build_corpus.py x          # x: where the packages were unpacked
+    .venv/bin/python bench/build_corpus.py x debfaq-nl-46   # only these pages (the manifest lists all)
 
 Each page is rendered at 144 DPI (scale 2), reduced to 16 grey levels (small PNGs, the same
 pixels for every reader), and stored with the PDF page's own text layer (pypdfium2) as its
@@ -11,6 +13,7 @@ ground truth. ``manifest.json`` lists page, language, source and the failure cla
 
 from __future__ import annotations
 
+import gzip
 import json
 import sys
 from pathlib import Path
@@ -34,22 +37,33 @@ PAGES = [
     ("libtasn1-13", "en", "/usr/share/doc/libtasn1-doc/libtasn1.pdf", 13, "manual, API reference"),
     ("shared-mime-info-4", "en", "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf", 4, "spec, lists"),
     ("shared-mime-info-9", "en", "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf", 9, "spec, table"),
+    ("debfaq-nl-46", "nl", "usr/share/doc/debian/FAQ/debian-faq.nl.pdf.gz", 46, "Dutch prose, code, command boxes"),
+    ("edu-nl-74", "nl", "usr/share/doc/debian-edu-doc-nl/debian-edu-bookworm-manual.pdf", 74,
+     "Dutch manual, icon note, inline code"),
+    ("acm-sigconf-3", "en", "usr/share/doc/texlive-doc/latex/acmart/samples/sample-sigconf.pdf", 3,
+     "two-column article, table in a column, lists"),
+    ("acm-sigconf-4", "en", "usr/share/doc/texlive-doc/latex/acmart/samples/sample-sigconf.pdf", 4,
+     "two-column article, photo with caption, table"),
 ]
 
 
-def build(unpacked: Path) -> None:
+def build(unpacked: Path, only: set[str]) -> None:
     CORPUS.mkdir(parents=True, exist_ok=True)
     manifest = []
     for name, lang, pdf, number, what in PAGES:
         path = Path(pdf) if pdf.startswith("/") else unpacked / pdf
-        page = pypdfium2.PdfDocument(path)[number - 1]
+        manifest.append({"name": name, "lang": lang, "source": f"{path.name.removesuffix('.gz')} page {number}",
+                         "class": what})
+        if only and name not in only:
+            continue
+        # Debian compresses some of its PDFs.
+        page = pypdfium2.PdfDocument(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path)[number - 1]
         image = page.render(scale=2).to_pil().convert("L").quantize(16)
         image.save(CORPUS / f"{name}.png", optimize=True)
         text = page.get_textpage().get_text_range().replace("\r", "").replace("\ufffe", "")
         (CORPUS / f"{name}.txt").write_text(text, encoding="utf-8")
-        manifest.append({"name": name, "lang": lang, "source": f"{path.name} page {number}", "class": what})
     (CORPUS / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
-    build(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/"))
+    build(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/"), set(sys.argv[2:]))
