@@ -27,7 +27,7 @@ from .schema import Line, Page, Region, Table, Word
 from .spacing import restore_spaces
 from .thresholds import (
     ALIGNED_LEFT_EDGE, ALIGNED_OVERLAP, BODY_SIZE_RATIO, FIRST_LINE_INDENT, FLUSH_LEFT, HEADING_HEIGHT_RATIO,
-    LAYOUT_MATCH_IOU, LIST_CONTINUATION_INDENT, MARGIN_SHARE, MIN_LINE_SHARE, PARAGRAPH_GAP, ROW_JOIN_GAP,
+    LABEL_MAX_WORDS, LAYOUT_MATCH_IOU, LIST_CONTINUATION_INDENT, MARGIN_SHARE, MIN_LINE_SHARE, PARAGRAPH_GAP, ROW_JOIN_GAP,
     ROW_PIECE_WIDTH, SAME_ROW_OVERLAP, SENTENCE_WORDS, SHORT_LINE_SHORTFALL, STACK_GAP_MAX, STACK_GAP_MIN,
     TABLE_RESULT_SHARE, TITLE_MAX_WORDS, TITLE_SIZE_RATIO,
 )
@@ -48,7 +48,9 @@ LABEL_TYPES = {
     "reference": "reference", "reference_content": "reference",
 }
 _FIRST_TYPES = ("header",)  # read before the body
+_LABEL_HOST_TYPES = ("text", "reference", "list")  # blocks a margin label joins (_attach_margin_labels)
 _LAST_TYPES = ("footnote", "footer", "page_number")  # read after the body, in this order
+_MARGIN_TYPES = ("header", "footer", "page_number")
 
 
 @dataclass
@@ -207,6 +209,7 @@ def normalize_ocr(raw: dict[str, Any], *, page_number: int, width: int, height: 
                   for g in group_paragraphs([lines[i] for i in rest])]
     blocks = [spec[1] for spec in table_specs] + [p for blk in paragraphs for p in split_paragraphs(blk, lines)]
     _mark_titles(blocks, lines)
+    _mark_running_header(blocks, height)
     _fix_types(blocks, lines, height)
     _finish(page, blocks, lines, table_specs=table_specs)
     return page
@@ -241,6 +244,7 @@ def normalize_structure(raw: dict[str, Any], *, page_number: int, width: int, he
     for group in group_paragraphs([lines[i] for i in orphans]):
         members = [orphans[j] for j in group]
         blocks.append(_Block("text", "text", union_box(lines[i].bbox for i in members), None, "ocr", members))
+    _attach_margin_labels(blocks, lines)
     blocks = [piece for blk in blocks for piece in split_paragraphs(blk, lines)]
     # Text-like layout boxes that caught no line are false detections, not content.
     blocks = [b for b in blocks if b.members or b.type in ("figure", "table", "formula")]
@@ -249,6 +253,35 @@ def normalize_structure(raw: dict[str, Any], *, page_number: int, width: int, he
                     _table_block(t, blocks)) for t in raw.get("table_res_list") or []]
     _finish(page, blocks, lines, table_specs=table_specs)
     return page
+
+
+def _attach_margin_labels(blocks: list["_Block"], lines: list[RawLine]) -> None:
+    """A one-line label that the layout model boxed alone beside a block's line joins that block.
+
+    "[Function]" at the right margin of a signature: in its own block it is read
+    after the whole block, below the line it labels. It is a label, not a column,
+    when every other block over or under it also spans the block beside it (a
+    heading in the right column of a two-column page has its column's blocks
+    around it instead).
+    """
+    for label in blocks:
+        if label.type != "text" or len(label.members) != 1:
+            continue
+        box = lines[label.members[0]].bbox
+        if len(lines[label.members[0]].text.split()) > LABEL_MAX_WORDS:
+            continue
+        for host in blocks:
+            if host is label or host.type not in _LABEL_HOST_TYPES or not any(
+                    lines[i].bbox[2] <= box[0] and overlap_1d(lines[i].bbox[1], lines[i].bbox[3], box[1], box[3])
+                    > SAME_ROW_OVERLAP * (box[3] - box[1]) for i in host.members):
+                continue
+            around = [b for b in blocks if b is not label and b is not host and b.type not in _MARGIN_TYPES
+                      and overlap_1d(b.bbox[0], b.bbox[2], box[0], box[2]) > 0]
+            if all(overlap_1d(b.bbox[0], b.bbox[2], host.bbox[0], host.bbox[2]) > 0 for b in around):
+                host.members += label.members
+                host.bbox = union_box([host.bbox, box])
+                label.members = []
+                break
 
 
 _PAGE_NUMBER = re.compile(r"^(page|seite|página|pagina|p\.)?\s*([0-9]{1,4}|[ivxlcdm]{1,6})(\s*(/|of|von|de|sur)\s*[0-9]{1,4})?$", re.I)
@@ -279,6 +312,25 @@ def _fix_types(blocks: list["_Block"], lines: list[RawLine], page_height: int) -
             sentence = text.endswith((":", ".", ";", ",")) or len(text.split()) > SENTENCE_WORDS
             if mean_height <= BODY_SIZE_RATIO * body_height and sentence:
                 blk.type = "text"
+
+
+def _mark_running_header(blocks: list["_Block"], page_height: int) -> None:
+    """Without a layout model, body-size blocks in the top margin over the rest of the page are its running header.
+
+    Side by side there ("Title" at the left, "Conference, 2018" at the right of a
+    two-column page), or one alone and clear of the body by a line's height. Read
+    as body text, the right one would open the right column, or follow the first
+    heading set at the left under it (the columns of an XY-cut).
+    """
+    top = [b for b in blocks if b.type == "text" and b.bbox[3] < MARGIN_SHARE * page_height]
+    rest = [b for b in blocks if b not in top]
+    for blk in top:
+        height = blk.bbox[3] - blk.bbox[1]
+        beside = any(other is not blk and overlap_1d(blk.bbox[1], blk.bbox[3], other.bbox[1], other.bbox[3])
+                     > SAME_ROW_OVERLAP * min(height, other.bbox[3] - other.bbox[1]) for other in top)
+        alone = len(top) == 1 and rest and min(b.bbox[1] for b in rest) - blk.bbox[3] >= height
+        if beside or alone:
+            blk.type = "header"
 
 
 def _mark_titles(blocks: list["_Block"], lines: list[RawLine]) -> None:

@@ -14,6 +14,9 @@ from collections.abc import Sequence
 
 from .geometry import Box, overlap_1d
 
+# Words in a line of running text; table cells and labels have fewer (text_columns).
+PROSE_WORDS = 5
+
 
 def xy_cut_order(boxes: Sequence[Box], *, min_col_gap: float = 8.0, min_row_gap: float = 1.0) -> list[int]:
     """Indices of ``boxes`` in reading order."""
@@ -82,6 +85,56 @@ def _labels_beside(labels: list[int], column: list[int], boxes: Sequence[Box]) -
                 for j in column)
         for i in labels
     ) and len(labels) < len(column)
+
+
+def text_columns(boxes: Sequence[Box], texts: Sequence[str], *, min_col_gap: float) -> list[list[int]]:
+    """The page's lines grouped by the text columns they sit in (full-width tables apart).
+
+    Found from the lines alone, as tesseract finds columns: a gap that runs down
+    the page with prose on both sides. The gaps between a table's own columns do
+    not count, since one side at least holds short cells, not prose; so a table in
+    one column of a two-column page never takes in the lines of the other column
+    that share its rows. Where rows with short cells on both sides of the gap follow
+    each other, a table crosses it: those rows are a band of their own, and the
+    page above and below is cut again.
+    """
+    def prose(group: list[int]) -> bool:
+        return sum(len(texts[i].split()) >= PROSE_WORDS for i in group) >= max(3, len(group) // 3)
+
+    def cut(idx: list[int]) -> list[list[int]]:
+        columns = _split(idx, boxes, 0, min_col_gap)
+        for k in range(1, len(columns)):
+            left, right = [i for c in columns[:k] for i in c], [i for c in columns[k:] for i in c]
+            if not (prose(left) and prose(right)):
+                continue
+            table = _table_across(idx, set(left), boxes, texts)
+            if not table:
+                return cut(left) + cut(right)
+            top, bottom = min(boxes[i][1] for i in table), max(boxes[i][3] for i in table)
+            above = [i for i in idx if i not in table and boxes[i][3] <= top]
+            below = [i for i in idx if i not in table and i not in above]
+            return [g for band in (above, table, below) if band for g in cut(band)]
+        return [idx]
+
+    return cut(list(range(len(boxes)))) if boxes else []
+
+
+def _table_across(idx: list[int], left: set[int], boxes: Sequence[Box], texts: Sequence[str]) -> list[int]:
+    """The first run of two or more visual rows whose lines on both sides of a gap are short cells."""
+    def short(i: int) -> bool:
+        return len(texts[i].split()) < PROSE_WORDS
+
+    run: list[list[int]] = []
+    for row in visual_rows([boxes[i] for i in idx]):
+        row = [idx[j] for j in row]
+        lefts, rights = [i for i in row if i in left], [i for i in row if i not in left]
+        if lefts and rights and short(lefts[-1]) and short(rights[0]):
+            run.append(row)
+            continue
+        if len(run) >= 2:
+            break
+        run = []
+    return [i for row in run for i in row] if len(run) >= 2 else []
 
 
 def _split(idx: list[int], boxes: Sequence[Box], axis: int, min_gap: float) -> list[list[int]]:

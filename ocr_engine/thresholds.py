@@ -28,5 +28,6 @@ BODY_SIZE_RATIO = 1.1  # a "title" no taller than this times body text, reading 
 SENTENCE_WORDS = 12  # ... or longer than this many words
 TITLE_SIZE_RATIO = 1.3  # without a layout model, a short block this much taller than body text is a title
 TITLE_MAX_WORDS = 15
+LABEL_MAX_WORDS = 2  # a block of one line this short beside another block's line may be its margin label
 LAYOUT_MATCH_IOU = 0.5  # a region takes the layout model's score from the box it overlaps this much
 TABLE_RESULT_SHARE = 0.5  # a table result belongs to the table region holding this share of its cells' span

@@ -62,3 +62,33 @@ def test_lines_of_different_heights_keep_their_order_inside_a_block():
     below = [50, 128, 400, 146]  # the next, less indented line, its box overlapping the one above
     same_row = [520, 104, 700, 138]
     assert line_order([below, tall, same_row]) == [1, 2, 0]
+
+
+PROSE = "the model layout page document reading order text"
+
+
+def test_table_in_one_column_never_takes_in_the_other_column():
+    # A two-column article (acmart sample, p. 3): the right column opens with a three-column
+    # table whose rows share their height with prose lines of the left column.
+    left = [line(100, r, 560) for r in range(16)]
+    cells = [line(x0, r, x1) for r in range(1, 5) for x0, x1 in ((620, 760), (800, 880), (920, 1060))]
+    right_prose = [line(620, r, 1080) for r in range(6, 16)]
+    boxes = left + cells + right_prose
+    texts = [PROSE] * 16 + ["Ø", "1 in 5", "For Swedish names"] * 4 + [PROSE] * 10
+    tables = find_table_rows(boxes, texts)
+    assert len(tables) == 1
+    assert [[i for cell in row for i in cell] for row in tables[0]] == [[16 + 3 * r, 17 + 3 * r, 18 + 3 * r]
+                                                                         for r in range(4)]
+
+
+def test_full_width_table_across_the_column_gap_stays_one_table():
+    # Two prose columns above and below; the table's middle column gap lies on the page's gutter.
+    above = [line(x0, r, x1) for r in range(3) for x0, x1 in ((100, 560), (620, 1080))]
+    table = [line(x0, r, x1) for r in range(4, 7) for x0, x1 in ((100, 250), (400, 480), (620, 760), (900, 980))]
+    below = [line(x0, r, x1) for r in range(8, 11) for x0, x1 in ((100, 560), (620, 1080))]
+    boxes = above + table + below
+    texts = [PROSE] * 6 + ["Line order", "120", "2.1 %", "0.8 s"] * 3 + [PROSE] * 6
+    tables = find_table_rows(boxes, texts)
+    assert len(tables) == 1
+    assert [[i for cell in row for i in cell] for row in tables[0]] == [[6 + 4 * r + c for c in range(4)]
+                                                                         for r in range(3)]

@@ -67,13 +67,25 @@ def test_restored_lines_get_words_with_their_boxes():
     ("See systemd . service(5).", "See systemd.service(5)."),
     ("See systemd. mount(5).", "See systemd.mount(5)."),
     ("in /etc/init . d/rc", "in /etc/init.d/rc"),
+    ('"multi-user. target". 3.2.1 The', '“multi-user.target”. 3.2.1 The'),
+    ("de gentoo - 0.9. 12. tar. gz. Vous", "de gentoo-0.9.12.tar.gz. Vous"),
+    ("apt - get und apt - cache (0 - 9)", "apt-get und apt-cache (0-9)"),
     # ...and drops the space outside quotes around them.
-    ('Sie"Noch ausstehende Aktionen"im Menü', 'Sie "Noch ausstehende Aktionen" im Menü'),
+    ('Sie"Noch ausstehende Aktionen"im Menü', 'Sie “Noch ausstehende Aktionen” im Menü'),
+    # Straight quotes become the typographic ones printed pages use.
+    ('the “acmart" class; see "MAPPING OF" in', 'the “acmart” class; see “MAPPING OF” in'),
+    ("In 'legacy' mode the page's authors' l'homme", "In ‘legacy’ mode the page’s authors’ l’homme"),
     # Prose stays as read.
     ("type source_name . Example using", "type source_name . Example using"),
     ("It ended. Then etc. and i.e. the", "It ended. Then etc. and i.e. the"),
+    ("(e.g. stdout). x in spec. document) no vol. no.)", "(e.g. stdout). x in spec. document) no vol. no.)"),
+    ("Paris - London", "Paris - London"),
+    # Code keeps its straight quotes.
     ('x="abc" and print("a", "b")', 'x="abc" and print("a", "b")'),
-    ('wenn"-v"verwendet ("aptitude -v why', 'wenn"-v"verwendet ("aptitude -v why'),  # unpaired: unsure
+    ('"?1","?2", ...', '"?1","?2", ...'),
+    ("grep '\\bword' <'in'", "grep '\\bword' <'in'"),
+    # Unpaired: only a quote with a space on its outer side is sure.
+    ('wenn"-v"verwendet ("aptitude -v why', 'wenn"-v"verwendet (“aptitude -v why'),
     ("８％ of ＡＢＣ", "8% of ABC"),
 ])
 def test_latin_text_fixes(read, fixed):
