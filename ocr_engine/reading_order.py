@@ -110,9 +110,9 @@ def text_columns(boxes: Sequence[Box], texts: Sequence[str], *, min_col_gap: flo
             table = _table_across(idx, set(left), boxes, texts)
             if not table:
                 return cut(left) + cut(right)
-            top, bottom = min(boxes[i][1] for i in table), max(boxes[i][3] for i in table)
-            above = [i for i in idx if i not in table and boxes[i][3] <= top]
-            below = [i for i in idx if i not in table and i not in above]
+            top, in_table = min(boxes[i][1] for i in table), set(table)
+            above = [i for i in idx if i not in in_table and boxes[i][3] <= top]
+            below = [i for i in idx if i not in in_table and boxes[i][3] > top]
             return [g for band in (above, table, below) if band for g in cut(band)]
         return [idx]
 
