@@ -8,8 +8,10 @@ of growing until ``max_rss`` recycles it.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 
 from jobs.engines.config import engine_config
 
@@ -17,6 +19,32 @@ MAX_ENGINES = 2
 
 _engines: OrderedDict[tuple[str, str], object] = OrderedDict()
 _lock = threading.Lock()
+_engine_thread: ThreadPoolExecutor | None = None
+_engine_thread_lock = threading.Lock()
+
+
+def engine_thread() -> ThreadPoolExecutor:
+    """The one thread of this process that builds and runs engines.
+
+    A worker reads a page there while it stores the previous one
+    (jobs.services.processing). Always the same thread: Paddle keeps state per
+    thread (its dygraph tracer, the device), which a model built on one thread
+    does not find on another. Made on first use, so in the forked worker itself.
+    """
+    global _engine_thread
+    with _engine_thread_lock:
+        if _engine_thread is None:
+            _engine_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engine")
+        return _engine_thread
+
+
+def _forget_engine_thread() -> None:
+    # A forked child has none of its parent's threads: an inherited executor would queue forever.
+    global _engine_thread
+    _engine_thread = None
+
+
+os.register_at_fork(after_in_child=_forget_engine_thread)
 
 
 def get_engine(pipeline: str, lang: str, **page_options):
@@ -36,6 +64,6 @@ def get_engine(pipeline: str, lang: str, **page_options):
         else:
             while len(_engines) >= MAX_ENGINES:
                 _engines.popitem(last=False)
-            _engines[key] = Engine(engine_config(pipeline, lang))
+            _engines[key] = engine_thread().submit(Engine, engine_config(pipeline, lang)).result()
         engine = _engines[key]
     return engine.with_options(**page_options) if page_options else engine

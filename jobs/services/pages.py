@@ -1,4 +1,5 @@
-"""One page's outcome on a worker: read it (``page_read``), store it (``job_record_page``).
+"""One page's outcome on a worker: read it (``page_read``), encode its image (``page_encode``),
+store it (``job_record_page``).
 
 Used by every worker on a job, the one holding the job's lease and the
 helpers sharing its pages (jobs.services.processing).
@@ -36,6 +37,7 @@ class PageRecord:
     page: Any = None  # ocr_engine.schema.Page
     raw: dict | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    image: Any = None  # the page image as the engine read it (PIL), until page_encode turns it into:
     image_jpeg: bytes | None = None
     thumbnail: bytes | None = None
     error_code: str = ""
@@ -43,17 +45,15 @@ class PageRecord:
 
 
 def page_read(engine, doc, number: int) -> PageRecord:
-    """Run the engine on one page and encode its images; a failure becomes a failed page, never an exception."""
+    """Run the engine on one page; a failure becomes a failed page, never an exception.
+
+    No database work: it runs on the engine's thread while the caller stores the page before.
+    """
     try:
         out = engine.process_page(doc, number)
-        t1 = time.perf_counter()
         # Store the image the engine read (turned and deskewed): the page's
         # coordinates, overlays and exports are all in its frame.
-        jpeg, thumb = encode_page(out.image, thumbnail_size=settings.OCR_THUMBNAIL_SIZE)
-        out.image.close()
-        timings = {**out.timings, stages.STORE_IMAGES: round(time.perf_counter() - t1, 4)}
-        return PageRecord(page_number=number, page=out.page, raw=out.raw, timings=timings,
-                          image_jpeg=jpeg, thumbnail=thumb)
+        return PageRecord(page_number=number, page=out.page, raw=out.raw, timings=out.timings, image=out.image)
     except OcrError as exc:
         logger.warning("Page %s failed: %s", number, exc.message)
         return PageRecord(page_number=number, error_code=exc.code, error_detail=exc.message)
@@ -61,6 +61,17 @@ def page_read(engine, doc, number: int) -> PageRecord:
         logger.exception("Page %s failed unexpectedly", number)
         return PageRecord(page_number=number, error_code="internal_error",
                           error_detail=f"{type(exc).__name__}: {exc}")
+
+
+def page_encode(record: PageRecord) -> PageRecord:
+    """The page image as the stored JPEG and thumbnail (the image is closed)."""
+    if record.image is not None:
+        t0 = time.perf_counter()
+        record.image_jpeg, record.thumbnail = encode_page(record.image, thumbnail_size=settings.OCR_THUMBNAIL_SIZE)
+        record.image.close()
+        record.image = None
+        record.timings = {**record.timings, stages.STORE_IMAGES: round(time.perf_counter() - t0, 4)}
+    return record
 
 
 def job_record_page(*, job_id, worker_id: str, record: PageRecord) -> bool:
@@ -134,11 +145,14 @@ def _fill(result: PageResult, record: PageRecord) -> None:
     result.mean_confidence = sum(confidences) / len(confidences) if confidences else None
 
 
-def page_claim_next(*, job_id, worker_id: str) -> int | None:
-    """Claim the first page of a running job with no result and no live claim by another worker.
+def page_claim_next(*, job_id, worker_id: str, reading: tuple[int, ...] = ()) -> int | None:
+    """Claim the first page of a running job with no result, no live claim by another worker,
+    and not among the pages this worker is ``reading`` now.
 
     None when the job is not running any more, or when every page left is
     done or held. The job row is locked, so two workers never get one page.
+    A page this worker claimed before and is not reading (a read it gave up) is
+    claimed again.
     """
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=job_id, status=Job.Status.RUNNING).first()
@@ -146,6 +160,7 @@ def page_claim_next(*, job_id, worker_id: str) -> int | None:
             return None
         taken = set(job.pages.values_list("page_number", flat=True))
         taken |= set(_claims_of_others(job_id, worker_id).values_list("page_number", flat=True))
+        taken |= set(reading)
         number = next((n for n in job.page_numbers if n not in taken), None)
         if number is not None:
             PageClaim.objects.update_or_create(job=job, page_number=number,

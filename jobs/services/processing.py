@@ -7,8 +7,9 @@ checks that this worker still holds it, and only the holder finishes the job.
 Pages are shared: where the cluster has more workers the holder queues
 ``job_help`` tasks, and every worker on the job claims the next page that has
 neither a result nor a live claim (jobs.services.pages). Each page commits on
-its own, so a killed worker loses at most the page it was on, and a page
-already succeeded is never redone.
+its own, so a killed worker loses at most the two pages it had claimed and not
+yet stored (one read while the other is stored), and a page already succeeded
+is never redone.
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from jobs import progress
-from jobs.engines.pool import get_engine
+from jobs.engines.pool import engine_thread, get_engine
 from jobs.models import Job, PageResult
 from jobs.queue import enqueue_helpers, enqueue_job
 from jobs.services.documents import upload_limits
-from jobs.services.pages import job_record_page, page_claim_next, page_read, pages_held_by_others
+from jobs.services.pages import job_record_page, page_claim_next, page_encode, page_read, pages_held_by_others
 from jobs.webhooks import webhook_schedule_for_job
 from ocr_engine.errors import OcrError
 from ocr_engine.inputs import open_document
@@ -127,6 +128,12 @@ def _queue_helpers(job: Job, worker_id: str) -> None:
 def _read_pages(job: Job, engine, worker_id: str, *, holds_lease: bool, out_of_time) -> Ending:
     """Claim, read and store pages one at a time; the same loop for the lease holder and for helpers.
 
+    Reading overlaps storing: the next page is claimed and read on the engine's
+    thread (jobs.engines.pool) while this one encodes and stores the page before,
+    so the cores that OCR leaves idle encode images and write the database. At
+    most two pages are claimed and not yet stored, which is what a killed worker
+    can lose; a stored page is never redone.
+
     The lease holder also renews the lease (which doubles as the cancel check),
     enforces the job's deadline, and waits for pages that helpers are reading.
     A worker reads at least one page per call, so a job always moves on.
@@ -138,29 +145,46 @@ def _read_pages(job: Job, engine, worker_id: str, *, holds_lease: bool, out_of_t
         if holds_lease:
             job_fail(job_id=job.pk, code=exc.code, detail=exc.message, worker_id=worker_id)
         return Ending.LOST
-    pages_read = 0
+    claimed = 0
+    # Pages being read on the engine's thread (Futures of their PageRecords): the one to store
+    # next, and the one claimed after it.
+    reading = upcoming = None
+    reading_number = None
     with opened as doc:
-        while True:
-            if holds_lease and job.deadline_at and timezone.now() > job.deadline_at:
-                job_fail(job_id=job.pk, worker_id=worker_id, code="timeout",
-                         detail=f"The job did not finish by its deadline ({job.deadline_at:%Y-%m-%d %H:%M:%S} UTC).")
-                return Ending.LOST
-            if holds_lease and not _retrying_db(job_heartbeat, job_id=job.pk, worker_id=worker_id):
-                return Ending.LOST
-            if pages_read and out_of_time():
-                return Ending.DONE if job.pages.count() >= len(job.page_numbers) else Ending.PAUSED
-            number = _retrying_db(page_claim_next, job_id=job.pk, worker_id=worker_id)
-            if number is None:
+        try:
+            while True:
+                if holds_lease and job.deadline_at and timezone.now() > job.deadline_at:
+                    job_fail(job_id=job.pk, worker_id=worker_id, code="timeout",
+                             detail=f"The job did not finish by its deadline ({job.deadline_at:%Y-%m-%d %H:%M:%S} UTC).")
+                    return Ending.LOST
+                if holds_lease and not _retrying_db(job_heartbeat, job_id=job.pk, worker_id=worker_id):
+                    return Ending.LOST
+                winding_down = bool(claimed) and out_of_time()
+                number = None if winding_down else _retrying_db(
+                    page_claim_next, job_id=job.pk, worker_id=worker_id, reading=(reading_number,) if reading else ())
+                if number is not None:
+                    claimed += 1
+                    upcoming = engine_thread().submit(page_read, engine, doc, number)
+                if reading is not None:
+                    record = page_encode(reading.result())
+                    reading = None
+                    if not _retrying_db(job_record_page, job_id=job.pk, worker_id=worker_id, record=record):
+                        return Ending.LOST
+                reading, upcoming, reading_number = upcoming, None, number
+                if reading is not None:
+                    continue
+                if winding_down:
+                    return Ending.DONE if job.pages.count() >= len(job.page_numbers) else Ending.PAUSED
                 if not holds_lease or not _retrying_db(pages_held_by_others, job_id=job.pk, worker_id=worker_id):
                     return Ending.DONE
                 if out_of_time():
                     return Ending.PAUSED
                 time.sleep(HELPERS_POLL_SECONDS)
-                continue
-            record = page_read(engine, doc, number)
-            if not _retrying_db(job_record_page, job_id=job.pk, worker_id=worker_id, record=record):
-                return Ending.LOST
-            pages_read += 1
+        finally:
+            # Reads left unstored (a lost lease, an error): the document must stay open until they end.
+            for left in (reading, upcoming):
+                if left is not None and left.result().image is not None:
+                    left.result().image.close()
 
 
 def _retrying_db(write, **kwargs):

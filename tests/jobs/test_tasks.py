@@ -7,10 +7,11 @@ import asyncio
 import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.db.models.signals import post_save
 from django_q.models import OrmQ
 
 from jobs import progress, services, tasks
-from jobs.models import Job, PageResult
+from jobs.models import Job, PageClaim, PageResult
 from tests.ocr_engine import bad_files, samples
 
 pytestmark = [pytest.mark.django_db, pytest.mark.models]
@@ -83,6 +84,28 @@ def test_budget_spent_hands_over_page_by_page(user, settings, django_capture_on_
     job.refresh_from_db()
     assert job.status == Job.Status.SUCCEEDED and job.pages_done == 3 and job.attempts == 1
     assert list(job.pages.values_list("page_number", "status")) == [(n, "succeeded") for n in (1, 2, 3)]
+
+
+def test_next_page_is_read_while_the_page_before_is_stored(user, django_capture_on_commit_callbacks):
+    job, _ = services.job_create(owner=user, file=samples.report_pdf(pages=3, dpi=50).data, filename="r.pdf",
+                                 pipeline="ocr")
+    claimed_when_stored = {}
+
+    def stored(sender, instance, **kwargs):
+        claimed_when_stored[instance.page_number] = list(
+            PageClaim.objects.filter(job_id=instance.job_id).values_list("page_number", flat=True))
+
+    post_save.connect(stored, sender=PageResult)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            tasks.process_job(str(job.pk))
+    finally:
+        post_save.disconnect(stored, sender=PageResult)
+
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED and job.pages_done == 3
+    # Each page is stored while the next one, already claimed, is being read.
+    assert claimed_when_stored == {1: [2], 2: [3], 3: []}
 
 
 def test_deadline_fails_the_job_with_timeout(user, settings, django_capture_on_commit_callbacks):

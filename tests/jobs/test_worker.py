@@ -112,3 +112,20 @@ def test_a_stopping_worker_hands_a_new_task_back_unclaimed():
     assert (job.status, job.attempts, job.worker_id) == (Job.Status.QUEUED, 0, "")
     # A fresh queue entry replaces the one this worker took (acknowledged when the task returns).
     assert job.queue_task_id in waiting_task_ids(job.cluster)
+
+
+def test_engine_thread_runs_in_a_forked_worker():
+    # django-q2 forks its worker processes; an engine thread started in the parent is not in the child.
+    import multiprocessing
+
+    from jobs.engines.pool import engine_thread
+
+    assert engine_thread().submit(os.getpid).result(timeout=10) == os.getpid()
+    context = multiprocessing.get_context("fork")
+    answers = context.Queue()
+    child = context.Process(target=lambda: answers.put(engine_thread().submit(os.getpid).result(timeout=10)))
+    child.start()
+    try:
+        assert answers.get(timeout=30) == child.pid
+    finally:
+        child.join(30)
