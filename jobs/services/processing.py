@@ -41,8 +41,9 @@ logger = logging.getLogger(__name__)
 # Transient database errors inside the page loop: tries and the first back-off (doubling).
 DB_RETRIES = 4
 DB_RETRY_DELAY_SECONDS = 0.5
-# How often the lease holder looks again while helpers read the job's last pages.
-HELPERS_POLL_SECONDS = 0.5
+# How often the lease holder looks again while helpers read the job's last pages: the job
+# ends this much after its last page at worst (a few cheap reads, only at a job's end).
+HELPERS_POLL_SECONDS = 0.1
 
 
 class Ending(enum.Enum):
@@ -128,11 +129,11 @@ def _queue_helpers(job: Job, worker_id: str) -> None:
 def _read_pages(job: Job, engine, worker_id: str, *, holds_lease: bool, out_of_time) -> Ending:
     """Claim, read and store pages one at a time; the same loop for the lease holder and for helpers.
 
-    Reading overlaps storing: the next page is claimed and read on the engine's
-    thread (jobs.engines.pool) while this one encodes and stores the page before,
-    so the cores that OCR leaves idle encode images and write the database. At
-    most two pages are claimed and not yet stored, which is what a killed worker
-    can lose; a stored page is never redone.
+    Reading overlaps storing: once a page is read, the next one is claimed and
+    read on the engine's thread (jobs.engines.pool) while this thread encodes
+    and stores the page just read, so the time OCR leaves a core idle goes to
+    images and the database. At most two pages are claimed and not yet stored,
+    which is what a killed worker can lose; a stored page is never redone.
 
     The lease holder also renews the lease (which doubles as the cancel check),
     enforces the job's deadline, and waits for pages that helpers are reading.
@@ -159,16 +160,18 @@ def _read_pages(job: Job, engine, worker_id: str, *, holds_lease: bool, out_of_t
                     return Ending.LOST
                 if holds_lease and not _retrying_db(job_heartbeat, job_id=job.pk, worker_id=worker_id):
                     return Ending.LOST
+                # The next page is claimed once this one is read, not before: a page claimed
+                # ahead would wait while another worker on the job runs out of pages.
+                record = reading.result() if reading is not None else None
                 winding_down = bool(claimed) and out_of_time()
                 number = None if winding_down else _retrying_db(
                     page_claim_next, job_id=job.pk, worker_id=worker_id, reading=(reading_number,) if reading else ())
                 if number is not None:
                     claimed += 1
                     upcoming = engine_thread().submit(page_read, engine, doc, number)
-                if reading is not None:
-                    record = page_encode(reading.result())
+                if record is not None:
                     reading = None
-                    if not _retrying_db(job_record_page, job_id=job.pk, worker_id=worker_id, record=record):
+                    if not _retrying_db(job_record_page, job_id=job.pk, worker_id=worker_id, record=page_encode(record)):
                         return Ending.LOST
                 reading, upcoming, reading_number = upcoming, None, number
                 if reading is not None:
