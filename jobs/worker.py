@@ -7,7 +7,7 @@ tasks already prefetched (``queue_limit``), then waiting for the workers. A
 ``process_job`` task works for up to ``OCR_TASK_BUDGET_SECONDS``, so a stop
 could take several budgets, far past any grace period, and Kubernetes would
 then SIGKILL the worker mid-page. So the qcluster command also sets a flag
-shared by every process of the cluster (a multiprocessing Event created before
+shared by every process of the cluster (a byte of shared memory created before
 django-q2 forks, inherited by the sentinel and each worker). ``job_run`` reads
 it at page boundaries: the page being processed is committed, the job is
 released to the queue for another worker, prefetched tasks are put back
@@ -16,6 +16,7 @@ unclaimed, and the workers reach their STOP pills within about one page.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import signal
 
@@ -26,23 +27,35 @@ _stopping = None
 def install_drain() -> None:
     """Create the shared flag. Call in the qcluster main process before django-q2 forks its processes."""
     global _stopping
-    # django-q2 forks (cluster.get_mp_context); the Event must come from the same context.
-    _stopping = multiprocessing.get_context("fork").Event()
+    # A byte of shared memory with no lock, not an Event: setting an Event takes a lock shared by
+    # every process, so a second SIGTERM arriving inside the handler (django-q2 terminates workers
+    # that linger) deadlocked that process while it held the lock, and every other process after it.
+    # django-q2 forks (cluster.get_mp_context); the flag must come from the same context.
+    _stopping = multiprocessing.get_context("fork").RawValue(ctypes.c_bool, False)
 
 
 def drain_on(*signums: int) -> None:
-    """Chain onto the installed handlers: set the flag, then let django-q2 stop the cluster as usual."""
-    for signum in signums:
-        previous = signal.getsignal(signum)
+    """Chain onto the installed handlers: set the flag, then let django-q2 stop the cluster as usual.
 
-        def handler(received, frame, previous=previous):
-            _stopping.set()
+    Only the first signal a process receives reaches django-q2: `make run`'s Ctrl-C sends SIGINT and
+    then SIGTERM to every process, and a second ``Cluster.stop`` inside the first one (both set the
+    same multiprocessing Event) hung the process for good.
+    """
+    handled = False
+
+    def handler(received, frame, previous):
+        nonlocal handled
+        _stopping.value = True
+        if not handled:
+            handled = True
             if callable(previous):
                 previous(received, frame)
 
-        signal.signal(signum, handler)
+    for signum in signums:
+        signal.signal(signum, lambda received, frame, previous=signal.getsignal(signum): handler(
+            received, frame, previous))
 
 
 def stopping() -> bool:
     """True in any process of a cluster that was asked to stop."""
-    return _stopping is not None and _stopping.is_set()
+    return _stopping is not None and _stopping.value

@@ -88,7 +88,6 @@ def drain(monkeypatch):
     monkeypatch.setattr(worker, "_stopping", None)
     worker.install_drain()
     yield
-    worker._stopping.clear()
 
 
 def test_a_signal_sets_the_flag_then_runs_the_previous_handler(drain):
@@ -100,6 +99,9 @@ def test_a_signal_sets_the_flag_then_runs_the_previous_handler(drain):
         os.kill(os.getpid(), signal.SIGUSR1)
         assert worker.stopping()
         assert received == [signal.SIGUSR1]
+        # Again (Ctrl-C in `make run` sends SIGINT, then SIGTERM): django-q2's stop is not run a second time.
+        os.kill(os.getpid(), signal.SIGUSR1)
+        assert worker.stopping() and received == [signal.SIGUSR1]
     finally:
         signal.signal(signal.SIGUSR1, previous)
 
