@@ -13,7 +13,9 @@ corrected (a reviewer's edit or undo, jobs.services.page_edits) adds page_number
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import uuid
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -48,3 +50,35 @@ def publish(job: Job, event: str, **payload: Any) -> None:
         send(user_group(job.owner_id), message)
     except Exception:  # noqa: BLE001 - progress is best effort by design
         logger.warning("Could not publish %s for job %s", event, job.id, exc_info=True)
+
+
+class JobEvents:
+    """A subscription to one job's events for a caller that waits on a thread (``GET /jobs/{id}?wait=``).
+
+    Subscribe before reading the job's state, so an event sent in between still wakes the wait.
+    """
+
+    def __init__(self, job_id):
+        self.layer = get_channel_layer()
+        self.group = job_group(job_id)
+
+    def __enter__(self) -> JobEvents:
+        # A plain channel, not a process-specific one (new_channel): channels-lite reads those with a
+        # background task that would inherit this request's thread, and stall once the request is gone.
+        self.channel = f"job-wait.{uuid.uuid4().hex}"
+        async_to_sync(self.layer.group_add)(self.group, self.channel)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        async_to_sync(self.layer.group_discard)(self.group, self.channel)
+
+    def wait(self, seconds: float) -> bool:
+        """True when an event came within ``seconds``."""
+        async def receive() -> bool:
+            try:
+                await asyncio.wait_for(self.layer.receive(self.channel), seconds)
+            except asyncio.TimeoutError:
+                return False
+            return True
+
+        return async_to_sync(receive)()

@@ -51,6 +51,18 @@ class JobFilterSerializer(serializers.Serializer):
         return value
 
 
+class JobWaitSerializer(serializers.Serializer):
+    """Query parameter of GET /jobs/{id}: hold the answer until the job ends, for at most this long."""
+
+    # Below the 60 s that proxies (nginx's proxy_read_timeout) allow an answer by default.
+    MAX_WAIT_SECONDS = 50
+
+    wait = serializers.FloatField(
+        required=False, default=0, min_value=0, max_value=MAX_WAIT_SECONDS,
+        help_text=f"Seconds (at most {MAX_WAIT_SECONDS}) to hold the answer until the job is final "
+        "(succeeded, failed or canceled): one request instead of polling. 0: answer at once.")
+
+
 def api_url(request, name: str, **kwargs) -> str:
     return request.build_absolute_uri(reverse(f"api:{name}", kwargs=kwargs))
 

@@ -23,6 +23,7 @@ from jobs.api.serializers import (
     JobCreateSerializer,
     JobFilterSerializer,
     JobSerializer,
+    JobWaitSerializer,
     PageSerializer,
     api_url,
 )
@@ -62,6 +63,15 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     @extend_schema(parameters=[JobFilterSerializer])
     def list(self, request, *args, **kwargs):
         return super().list(request, *args, **kwargs)
+
+    @extend_schema(parameters=[JobWaitSerializer], responses={200: JobSerializer, 400: ERROR, 404: ERROR})
+    def retrieve(self, request, *args, **kwargs):
+        options = JobWaitSerializer(data=request.query_params)
+        options.is_valid(raise_exception=True)
+        job = self.get_object()
+        if options.validated_data["wait"]:
+            job = services.job_wait(job=job, seconds=options.validated_data["wait"])
+        return Response(self.get_serializer(job).data)
 
     @extend_schema(
         request={"multipart/form-data": JobCreateSerializer, "application/json": JobCreateSerializer},

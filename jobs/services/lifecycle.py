@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -19,6 +20,28 @@ from jobs.services.exports import EXPORTS_FOLDER
 from jobs.services.storage import storage_delete, storage_delete_folder
 
 logger = logging.getLogger(__name__)
+
+
+# A waiting request looks at the job again at least this often, events or not (a lost event
+# on the channel layer costs at most this much).
+WAIT_RECHECK_SECONDS = 5.0
+
+
+def job_wait(*, job: Job, seconds: float) -> Job:
+    """The job once it is final, or as it is after ``seconds``: ``GET /jobs/{id}?wait=`` without polling.
+
+    Woken by the job's progress events; holds no database connection while it waits.
+    """
+    deadline = time.monotonic() + seconds
+    with progress.JobEvents(job.pk) as events:
+        while True:
+            job.refresh_from_db()
+            left = deadline - time.monotonic()
+            if job.is_final or left <= 0:
+                return job
+            if not connection.in_atomic_block:
+                connection.close()
+            events.wait(min(left, WAIT_RECHECK_SECONDS))
 
 
 def job_cancel(*, job: Job) -> Job:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -307,3 +308,15 @@ def test_languages_pipelines_and_docs(api_client, settings):
     assert schema.status_code == 200 and "/api/v1/jobs/{id}/cancel" in schema.json()["paths"]
     docs = api_client.get("/api/v1/docs/")
     assert docs.status_code == 200 and b"swagger" in docs.content.lower() and b"cdn" not in docs.content.lower()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_wait_answers_when_the_job_ends_on_the_redis_channel_layer(api_client):
+    job_id = upload(api_client, small_png()).json()["id"]
+    assert api_client.get(f"{JOBS}/{job_id}?wait=0.3").json()["status"] == "queued"  # not final: waited it out
+    threading.Timer(0.5, lambda: services.job_cancel(job=Job.objects.get(pk=job_id))).start()
+    t0 = time.monotonic()
+    response = api_client.get(f"{JOBS}/{job_id}?wait=20")
+    assert response.status_code == 200 and response.json()["status"] == "canceled"
+    assert time.monotonic() - t0 < 3  # woken by the job's event, not by the end of the wait
+    assert api_client.get(f"{JOBS}/{job_id}?wait=seconds").status_code == 400
