@@ -299,15 +299,15 @@ if REDIS_URL:
     }
 elif DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Embedded default (no servers): channels-lite keeps messages in a table of
-    # the same SQLite file; the web process polls it (every 0.1 s by default).
+    # the same SQLite file; the web process polls it every polling_interval (a
+    # job's end reaches a waiting GET /jobs/{id}?wait= that much later at worst).
     # It goes through the Django connection, so the WAL/IMMEDIATE/timeout
-    # options above apply to it too.
+    # options above apply to it too. expiry: an event unread for a minute is stale.
     INSTALLED_APPS.append("channels_lite")
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_lite.layers.core.SQLiteChannelLayer",
-            # expiry: an event nobody read within a minute is stale progress.
-            "CONFIG": {"database": "default", "expiry": 60},
+            "CONFIG": {"database": "default", "expiry": 60, "polling_interval": 0.05},
         }
     }
 else:
