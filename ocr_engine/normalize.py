@@ -27,8 +27,8 @@ from .schema import Line, Page, Region, Table, Word
 from .spacing import restore_spaces
 from .thresholds import (
     ALIGNED_LEFT_EDGE, ALIGNED_OVERLAP, BODY_SIZE_RATIO, FIRST_LINE_INDENT, FLUSH_LEFT, HEADING_HEIGHT_RATIO,
-    LABEL_MAX_WORDS, LAYOUT_MATCH_IOU, LIST_CONTINUATION_INDENT, MARGIN_SHARE, MIN_LINE_SHARE, PARAGRAPH_GAP, ROW_JOIN_GAP,
-    ROW_PIECE_WIDTH, SAME_ROW_OVERLAP, SENTENCE_WORDS, SHORT_LINE_SHORTFALL, STACK_GAP_MAX, STACK_GAP_MIN,
+    LABEL_MAX_WORDS, LAYOUT_MATCH_IOU, LIST_CONTINUATION_INDENT, MARGIN_SHARE, MIN_LINE_SHARE, PARAGRAPH_GAP,
+    ROW_JOIN_GAP, ROW_PIECE_WIDTH, SAME_ROW_OVERLAP, SENTENCE_WORDS, SHORT_LINE_SHORTFALL, STACK_GAP_MAX, STACK_GAP_MIN,
     TABLE_RESULT_SHARE, TITLE_MAX_WORDS, TITLE_SIZE_RATIO,
 )
 
@@ -315,7 +315,7 @@ def _fix_types(blocks: list["_Block"], lines: list[RawLine], page_height: int) -
 
 
 def _mark_running_header(blocks: list["_Block"], page_height: int) -> None:
-    """Without a layout model, body-size blocks in the top margin over the rest of the page are its running header.
+    """Without a layout model, body-size blocks in the top margin, over the rest of the page, are its header.
 
     Side by side there ("Title" at the left, "Conference, 2018" at the right of a
     two-column page), or one alone and clear of the body by a line's height. Read

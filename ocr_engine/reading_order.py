@@ -13,9 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .geometry import Box, overlap_1d
-
-# Words in a line of running text; table cells and labels have fewer (text_columns).
-PROSE_WORDS = 5
+from .thresholds import PROSE_WORDS
 
 
 def xy_cut_order(boxes: Sequence[Box], *, min_col_gap: float = 8.0, min_row_gap: float = 1.0) -> list[int]:

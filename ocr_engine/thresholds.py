@@ -29,5 +29,6 @@ SENTENCE_WORDS = 12  # ... or longer than this many words
 TITLE_SIZE_RATIO = 1.3  # without a layout model, a short block this much taller than body text is a title
 TITLE_MAX_WORDS = 15
 LABEL_MAX_WORDS = 2  # a block of one line this short beside another block's line may be its margin label
+PROSE_WORDS = 5  # words in a line of running text; table cells and labels have fewer (text_columns)
 LAYOUT_MATCH_IOU = 0.5  # a region takes the layout model's score from the box it overlaps this much
 TABLE_RESULT_SHARE = 0.5  # a table result belongs to the table region holding this share of its cells' span
