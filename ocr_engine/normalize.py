@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import table_rows, tables
+from . import block_types, table_rows, tables
 from .exports.markdown import page_markdown
 from .exports.text import page_text
 from .geometry import area, box_from_polygon, intersection, overlap_1d, polygon_from_box, rounded, union_box
@@ -26,10 +26,9 @@ from .reading_order import line_order, xy_cut_order
 from .schema import Line, Page, Region, Table, Word
 from .spacing import restore_spaces
 from .thresholds import (
-    ALIGNED_LEFT_EDGE, ALIGNED_OVERLAP, BODY_SIZE_RATIO, FIRST_LINE_INDENT, FLUSH_LEFT, HEADING_HEIGHT_RATIO,
-    LABEL_MAX_WORDS, LAYOUT_MATCH_IOU, LIST_CONTINUATION_INDENT, MARGIN_SHARE, MIN_LINE_SHARE, PARAGRAPH_GAP,
-    ROW_JOIN_GAP, ROW_PIECE_WIDTH, SAME_ROW_OVERLAP, SENTENCE_WORDS, SHORT_LINE_SHORTFALL, STACK_GAP_MAX, STACK_GAP_MIN,
-    TABLE_RESULT_SHARE, TITLE_MAX_WORDS, TITLE_SIZE_RATIO,
+    ALIGNED_LEFT_EDGE, ALIGNED_OVERLAP, FIRST_LINE_INDENT, FLUSH_LEFT, HEADING_HEIGHT_RATIO, LAYOUT_MATCH_IOU,
+    LIST_CONTINUATION_INDENT, MARGIN_SHARE, MIN_LINE_SHARE, PARAGRAPH_GAP, ROW_JOIN_GAP, ROW_PIECE_WIDTH,
+    SAME_ROW_OVERLAP, SHORT_LINE_SHORTFALL, STACK_GAP_MAX, STACK_GAP_MIN, TABLE_RESULT_SHARE,
 )
 
 # PP-DocLayout / CDLA class names -> our closed set of region types.
@@ -48,9 +47,7 @@ LABEL_TYPES = {
     "reference": "reference", "reference_content": "reference",
 }
 _FIRST_TYPES = ("header",)  # read before the body
-_LABEL_HOST_TYPES = ("text", "reference", "list")  # blocks a margin label joins (_attach_margin_labels)
 _LAST_TYPES = ("footnote", "footer", "page_number")  # read after the body, in this order
-_MARGIN_TYPES = ("header", "footer", "page_number")
 
 
 @dataclass
@@ -144,7 +141,7 @@ def group_paragraphs(lines: Sequence[RawLine]) -> list[list[int]]:
 _BULLET = re.compile(r"^\s*([•·▪◦●○■□–—*-]|\(?[0-9a-z]{1,3}[.)])\s")
 
 
-def split_paragraphs(block: "_Block", lines: Sequence[RawLine]) -> list["_Block"]:
+def split_paragraphs(block: "Block", lines: Sequence[RawLine]) -> list["Block"]:
     """Split a layout text block into paragraphs where the line geometry says so.
 
     Small layout models often return one box for a whole column of prose, lists
@@ -180,7 +177,7 @@ def split_paragraphs(block: "_Block", lines: Sequence[RawLine]) -> list["_Block"
             pieces[-1].append(cur)
     if len(pieces) == 1:
         return [block]
-    return [_Block("list" if _BULLET.match(lines[piece[0]].text) else block.type, block.label,
+    return [Block("list" if _BULLET.match(lines[piece[0]].text) else block.type, block.label,
                    union_box(lines[i].bbox for i in piece), block.confidence, block.source, piece)
             for piece in pieces]
 
@@ -198,19 +195,19 @@ def normalize_ocr(raw: dict[str, Any], *, page_number: int, width: int, height: 
     table_specs, in_tables = [], set()
     for rows in table_rows.find_table_rows([ln.bbox for ln in lines], [ln.text for ln in lines]):
         members = [i for row in rows for cell in row for i in cell]
-        block = _Block("table", "table", union_box(lines[i].bbox for i in members), None, "ocr", members)
+        block = Block("table", "table", union_box(lines[i].bbox for i in members), None, "ocr", members)
         grid = tables.grid_from_rows(
             [[union_box(lines[i].bbox for i in cell) for cell in row] for row in rows],
             [[" ".join(lines[i].text for i in cell) for cell in row] for row in rows])
         table_specs.append((grid.with_ids, block))
         in_tables.update(members)
     rest = [i for i in range(len(lines)) if i not in in_tables]
-    paragraphs = [_Block("text", "text", union_box(lines[rest[j]].bbox for j in g), None, "ocr", [rest[j] for j in g])
+    paragraphs = [Block("text", "text", union_box(lines[rest[j]].bbox for j in g), None, "ocr", [rest[j] for j in g])
                   for g in group_paragraphs([lines[i] for i in rest])]
     blocks = [spec[1] for spec in table_specs] + [p for blk in paragraphs for p in split_paragraphs(blk, lines)]
-    _mark_titles(blocks, lines)
-    _mark_running_header(blocks, height)
-    _fix_types(blocks, lines, height)
+    block_types.mark_titles(blocks, lines)
+    block_types.mark_running_header(blocks, height)
+    block_types.fix_types(blocks, lines, height)
     _finish(page, blocks, lines, table_specs=table_specs)
     return page
 
@@ -229,7 +226,7 @@ def normalize_structure(raw: dict[str, Any], *, page_number: int, width: int, he
         bbox = rounded(blk["block_bbox"])
         if area(bbox) <= 0:
             continue
-        blocks.append(_Block(LABEL_TYPES.get(label, "other"), label, bbox, _layout_score(bbox, det_boxes), "layout", []))
+        blocks.append(Block(LABEL_TYPES.get(label, "other"), label, bbox, _layout_score(bbox, det_boxes), "layout", []))
     # Each line goes to the layout block holding the largest part of it. Layout
     # boxes are often tighter than OCR line boxes (a page number's box can be
     # smaller than its line), so containment is measured against the smaller box.
@@ -243,111 +240,20 @@ def normalize_structure(raw: dict[str, Any], *, page_number: int, width: int, he
             orphans.append(i)
     for group in group_paragraphs([lines[i] for i in orphans]):
         members = [orphans[j] for j in group]
-        blocks.append(_Block("text", "text", union_box(lines[i].bbox for i in members), None, "ocr", members))
-    _attach_margin_labels(blocks, lines)
+        blocks.append(Block("text", "text", union_box(lines[i].bbox for i in members), None, "ocr", members))
+    block_types.attach_margin_labels(blocks, lines)
     blocks = [piece for blk in blocks for piece in split_paragraphs(blk, lines)]
     # Text-like layout boxes that caught no line are false detections, not content.
     blocks = [b for b in blocks if b.members or b.type in ("figure", "table", "formula")]
-    _fix_types(blocks, lines, height)
+    block_types.fix_types(blocks, lines, height)
     table_specs = [(lambda tid, rid, t=t: tables.from_paddle(t, table_id=tid, region_id=rid, fix=fix),
                     _table_block(t, blocks)) for t in raw.get("table_res_list") or []]
     _finish(page, blocks, lines, table_specs=table_specs)
     return page
 
 
-def _attach_margin_labels(blocks: list["_Block"], lines: list[RawLine]) -> None:
-    """A one-line label that the layout model boxed alone beside a block's line joins that block.
-
-    "[Function]" at the right margin of a signature: in its own block it is read
-    after the whole block, below the line it labels. It is a label, not a column,
-    when every other block over or under it also spans the block beside it (a
-    heading in the right column of a two-column page has its column's blocks
-    around it instead).
-    """
-    for label in blocks:
-        if label.type != "text" or len(label.members) != 1:
-            continue
-        box = lines[label.members[0]].bbox
-        if len(lines[label.members[0]].text.split()) > LABEL_MAX_WORDS:
-            continue
-        for host in blocks:
-            if host is label or host.type not in _LABEL_HOST_TYPES or not any(
-                    lines[i].bbox[2] <= box[0] and overlap_1d(lines[i].bbox[1], lines[i].bbox[3], box[1], box[3])
-                    > SAME_ROW_OVERLAP * (box[3] - box[1]) for i in host.members):
-                continue
-            around = [b for b in blocks if b is not label and b is not host and b.type not in _MARGIN_TYPES
-                      and overlap_1d(b.bbox[0], b.bbox[2], box[0], box[2]) > 0]
-            if all(overlap_1d(b.bbox[0], b.bbox[2], host.bbox[0], host.bbox[2]) > 0 for b in around):
-                host.members += label.members
-                host.bbox = union_box([host.bbox, box])
-                label.members = []
-                break
-
-
-_PAGE_NUMBER = re.compile(r"^(page|seite|página|pagina|p\.)?\s*([0-9]{1,4}|[ivxlcdm]{1,6})(\s*(/|of|von|de|sur)\s*[0-9]{1,4})?$", re.I)
-
-
-def _fix_types(blocks: list["_Block"], lines: list[RawLine], page_height: int) -> None:
-    """Correct two systematic layout-model mistakes with cheap, conservative rules.
-
-    - A lone number in the top or bottom margin is a page number, whatever the
-      layout model called it (header, text, or nothing).
-    - A "footnote" or "footer" in the upper half of the page is body text (the
-      first line under a running header was seen labelled so, and read last).
-    - A "title" set in body-size type that reads like a sentence (ends with a
-      colon or full stop, or is long) is body text: small layout models label
-      lead-in lines such as "Consider this definition:" as titles.
-    """
-    heights = sorted(ln.bbox[3] - ln.bbox[1] for ln in lines) or [0.0]
-    body_height = heights[len(heights) // 2]
-    for blk in blocks:
-        text = " ".join(lines[i].text for i in blk.members).strip()
-        in_margin = blk.bbox[3] < MARGIN_SHARE * page_height or blk.bbox[1] > (1 - MARGIN_SHARE) * page_height
-        if in_margin and blk.type in ("header", "footer", "text") and _PAGE_NUMBER.match(text):
-            blk.type = "page_number"
-        elif blk.type in ("footnote", "footer") and blk.bbox[3] < page_height / 2:
-            blk.type = "text"  # above the middle of the page it is body text: never move it to the end
-        elif blk.type == "title" and blk.label != "doc_title" and blk.members:
-            mean_height = sum(lines[i].bbox[3] - lines[i].bbox[1] for i in blk.members) / len(blk.members)
-            sentence = text.endswith((":", ".", ";", ",")) or len(text.split()) > SENTENCE_WORDS
-            if mean_height <= BODY_SIZE_RATIO * body_height and sentence:
-                blk.type = "text"
-
-
-def _mark_running_header(blocks: list["_Block"], page_height: int) -> None:
-    """Without a layout model, body-size blocks in the top margin, over the rest of the page, are its header.
-
-    Side by side there ("Title" at the left, "Conference, 2018" at the right of a
-    two-column page), or one alone and clear of the body by a line's height. Read
-    as body text, the right one would open the right column, or follow the first
-    heading set at the left under it (the columns of an XY-cut).
-    """
-    top = [b for b in blocks if b.type == "text" and b.bbox[3] < MARGIN_SHARE * page_height]
-    rest = [b for b in blocks if b not in top]
-    for blk in top:
-        height = blk.bbox[3] - blk.bbox[1]
-        beside = any(other is not blk and overlap_1d(blk.bbox[1], blk.bbox[3], other.bbox[1], other.bbox[3])
-                     > SAME_ROW_OVERLAP * min(height, other.bbox[3] - other.bbox[1]) for other in top)
-        alone = len(top) == 1 and rest and min(b.bbox[1] for b in rest) - blk.bbox[3] >= height
-        if beside or alone:
-            blk.type = "header"
-
-
-def _mark_titles(blocks: list["_Block"], lines: list[RawLine]) -> None:
-    """Without a layout model, a short block set clearly larger than body text is a title."""
-    heights = sorted(ln.bbox[3] - ln.bbox[1] for ln in lines) or [0.0]
-    body_height = heights[len(heights) // 2]
-    for blk in blocks:
-        if blk.type != "text" or len(blk.members) > 2:
-            continue
-        mean_height = sum(lines[i].bbox[3] - lines[i].bbox[1] for i in blk.members) / len(blk.members)
-        words = sum(len(lines[i].text.split()) for i in blk.members)
-        if mean_height >= TITLE_SIZE_RATIO * body_height and words <= TITLE_MAX_WORDS:
-            blk.type, blk.label = "title", "title"
-
-
 @dataclass
-class _Block:
+class Block:
     type: str
     label: str
     bbox: list[float]
@@ -369,7 +275,7 @@ def _layout_score(bbox: Sequence[float], det_boxes: list[dict[str, Any]]) -> flo
     return round(float(best), 4) if best is not None and best_iou > LAYOUT_MATCH_IOU else None
 
 
-def _table_block(table_res: dict[str, Any], blocks: list[_Block]) -> _Block | None:
+def _table_block(table_res: dict[str, Any], blocks: list[Block]) -> Block | None:
     """The table region a PP-StructureV3 table result belongs to (most overlap with its cells)."""
     cells = [c for c in table_res.get("cell_box_list") or [] if len(c) == 4]
     candidates = [b for b in blocks if b.type == "table"]
@@ -384,8 +290,8 @@ def _table_block(table_res: dict[str, Any], blocks: list[_Block]) -> _Block | No
     return best if intersection(span, best.bbox) > TABLE_RESULT_SHARE * area(span) else None
 
 
-def _finish(page: Page, blocks: list[_Block], lines: list[RawLine], *,
-            table_specs: list[tuple[Callable[[str, str], Table], _Block | None]]) -> None:
+def _finish(page: Page, blocks: list[Block], lines: list[RawLine], *,
+            table_specs: list[tuple[Callable[[str, str], Table], Block | None]]) -> None:
     """Order blocks and lines, assign ids, build tables (each spec: a builder taking
     the table id and region id, and the block it belongs to) and texts."""
     # A page number in the top margin is read with the running header, one at the bottom last.

@@ -1,0 +1,115 @@
+"""Region types decided by rules on top of the layout model (or in place of one, for the ``ocr`` pipeline).
+
+Cheap, conservative corrections of what a small layout model gets wrong, and
+what a page without one still shows: page numbers, running headers, titles set
+in large type, labels in the margin. Each rule changes a block's type or
+members in place, before reading order (``ocr_engine.normalize``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from .geometry import overlap_1d, union_box
+from .thresholds import (
+    BODY_SIZE_RATIO, LABEL_MAX_WORDS, MARGIN_SHARE, SAME_ROW_OVERLAP, SENTENCE_WORDS, TITLE_MAX_WORDS,
+    TITLE_SIZE_RATIO,
+)
+
+if TYPE_CHECKING:
+    from .normalize import Block, RawLine
+
+_LABEL_HOST_TYPES = ("text", "reference", "list")  # blocks a margin label joins (attach_margin_labels)
+_MARGIN_TYPES = ("header", "footer", "page_number")
+
+
+def attach_margin_labels(blocks: list["Block"], lines: list[RawLine]) -> None:
+    """A one-line label that the layout model boxed alone beside a block's line joins that block.
+
+    "[Function]" at the right margin of a signature: in its own block it is read
+    after the whole block, below the line it labels. It is a label, not a column,
+    when every other block over or under it also spans the block beside it (a
+    heading in the right column of a two-column page has its column's blocks
+    around it instead).
+    """
+    for label in blocks:
+        if label.type != "text" or len(label.members) != 1:
+            continue
+        box = lines[label.members[0]].bbox
+        if len(lines[label.members[0]].text.split()) > LABEL_MAX_WORDS:
+            continue
+        for host in blocks:
+            if host is label or host.type not in _LABEL_HOST_TYPES or not any(
+                    lines[i].bbox[2] <= box[0] and overlap_1d(lines[i].bbox[1], lines[i].bbox[3], box[1], box[3])
+                    > SAME_ROW_OVERLAP * (box[3] - box[1]) for i in host.members):
+                continue
+            around = [b for b in blocks if b is not label and b is not host and b.type not in _MARGIN_TYPES
+                      and overlap_1d(b.bbox[0], b.bbox[2], box[0], box[2]) > 0]
+            if all(overlap_1d(b.bbox[0], b.bbox[2], host.bbox[0], host.bbox[2]) > 0 for b in around):
+                host.members += label.members
+                host.bbox = union_box([host.bbox, box])
+                label.members = []
+                break
+
+
+_PAGE_NUMBER = re.compile(r"^(page|seite|página|pagina|p\.)?\s*([0-9]{1,4}|[ivxlcdm]{1,6})(\s*(/|of|von|de|sur)\s*[0-9]{1,4})?$", re.I)
+
+
+def fix_types(blocks: list["Block"], lines: list[RawLine], page_height: int) -> None:
+    """Correct two systematic layout-model mistakes with cheap, conservative rules.
+
+    - A lone number in the top or bottom margin is a page number, whatever the
+      layout model called it (header, text, or nothing).
+    - A "footnote" or "footer" in the upper half of the page is body text (the
+      first line under a running header was seen labelled so, and read last).
+    - A "title" set in body-size type that reads like a sentence (ends with a
+      colon or full stop, or is long) is body text: small layout models label
+      lead-in lines such as "Consider this definition:" as titles.
+    """
+    heights = sorted(ln.bbox[3] - ln.bbox[1] for ln in lines) or [0.0]
+    body_height = heights[len(heights) // 2]
+    for blk in blocks:
+        text = " ".join(lines[i].text for i in blk.members).strip()
+        in_margin = blk.bbox[3] < MARGIN_SHARE * page_height or blk.bbox[1] > (1 - MARGIN_SHARE) * page_height
+        if in_margin and blk.type in ("header", "footer", "text") and _PAGE_NUMBER.match(text):
+            blk.type = "page_number"
+        elif blk.type in ("footnote", "footer") and blk.bbox[3] < page_height / 2:
+            blk.type = "text"  # above the middle of the page it is body text: never move it to the end
+        elif blk.type == "title" and blk.label != "doc_title" and blk.members:
+            mean_height = sum(lines[i].bbox[3] - lines[i].bbox[1] for i in blk.members) / len(blk.members)
+            sentence = text.endswith((":", ".", ";", ",")) or len(text.split()) > SENTENCE_WORDS
+            if mean_height <= BODY_SIZE_RATIO * body_height and sentence:
+                blk.type = "text"
+
+
+def mark_running_header(blocks: list["Block"], page_height: int) -> None:
+    """Without a layout model, body-size blocks in the top margin, over the rest of the page, are its header.
+
+    Side by side there ("Title" at the left, "Conference, 2018" at the right of a
+    two-column page), or one alone and clear of the body by a line's height. Read
+    as body text, the right one would open the right column, or follow the first
+    heading set at the left under it (the columns of an XY-cut).
+    """
+    top = [b for b in blocks if b.type == "text" and b.bbox[3] < MARGIN_SHARE * page_height]
+    rest = [b for b in blocks if b not in top]
+    for blk in top:
+        height = blk.bbox[3] - blk.bbox[1]
+        beside = any(other is not blk and overlap_1d(blk.bbox[1], blk.bbox[3], other.bbox[1], other.bbox[3])
+                     > SAME_ROW_OVERLAP * min(height, other.bbox[3] - other.bbox[1]) for other in top)
+        alone = len(top) == 1 and rest and min(b.bbox[1] for b in rest) - blk.bbox[3] >= height
+        if beside or alone:
+            blk.type = "header"
+
+
+def mark_titles(blocks: list["Block"], lines: list[RawLine]) -> None:
+    """Without a layout model, a short block set clearly larger than body text is a title."""
+    heights = sorted(ln.bbox[3] - ln.bbox[1] for ln in lines) or [0.0]
+    body_height = heights[len(heights) // 2]
+    for blk in blocks:
+        if blk.type != "text" or len(blk.members) > 2:
+            continue
+        mean_height = sum(lines[i].bbox[3] - lines[i].bbox[1] for i in blk.members) / len(blk.members)
+        words = sum(len(lines[i].text.split()) for i in blk.members)
+        if mean_height >= TITLE_SIZE_RATIO * body_height and words <= TITLE_MAX_WORDS:
+            blk.type, blk.label = "title", "title"
