@@ -41,19 +41,19 @@ def drain_on(*signums: int) -> None:
     then SIGTERM to every process, and a second ``Cluster.stop`` inside the first one (both set the
     same multiprocessing Event) hung the process for good.
     """
+    previous = {signum: signal.getsignal(signum) for signum in signums}
     handled = False
 
-    def handler(received, frame, previous):
+    def handler(received, frame):
         nonlocal handled
         _stopping.value = True
         if not handled:
             handled = True
-            if callable(previous):
-                previous(received, frame)
+            if callable(previous[received]):
+                previous[received](received, frame)
 
     for signum in signums:
-        signal.signal(signum, lambda received, frame, previous=signal.getsignal(signum): handler(
-            received, frame, previous))
+        signal.signal(signum, handler)
 
 
 def stopping() -> bool:

@@ -57,7 +57,7 @@ def _join_name_parts(text: str) -> str:
     return " ".join(words)
 
 
-def join_spaced_dots(text: str) -> str:
+def join_spaced_names(text: str) -> str:
     text = _join_name_parts(_DOT_SPACE_CALL.sub(".", _SPACED_DOT.sub(".", text)))
     return _SPACED_HYPHEN.sub("-", text)
 
@@ -100,7 +100,7 @@ def typographic_quotes(text: str) -> str:
 
 
 def fix_latin(text: str) -> str:
-    return typographic_quotes(space_quotes(join_spaced_dots(fold_fullwidth(text))))
+    return typographic_quotes(space_quotes(join_spaced_names(fold_fullwidth(text))))
 
 
 def text_fixer(lang: str):

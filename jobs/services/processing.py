@@ -170,7 +170,6 @@ def _read_pages(job: Job, engine, worker_id: str, *, holds_lease: bool, out_of_t
                     claimed += 1
                     upcoming = engine_thread().submit(page_read, engine, doc, number)
                 if record is not None:
-                    reading = None
                     if not _retrying_db(job_record_page, job_id=job.pk, worker_id=worker_id, record=page_encode(record)):
                         return Ending.LOST
                 reading, upcoming, reading_number = upcoming, None, number
