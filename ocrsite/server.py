@@ -18,7 +18,10 @@ which parses it again; daphne never reads ``args``. For a 7 MB upload that was
 0.29 s during which the server answered nobody, so it is switched off here.
 
 Run it as ``python -m ocrsite.server -b 127.0.0.1 -p 8000 ocrsite.asgi:application``
-(daphne's own options).
+(daphne's own options). ``WEB_PROCESSES`` (default: one per core, at most 4) daphne
+processes accept on one listening socket, as gunicorn's workers do: a Django request
+costs 10-20 ms of CPU, and one process runs them one at a time (sync views share one
+thread under ASGI), so one process queued a burst of 20 submits for a quarter second.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import socket
+import subprocess
+import sys
 
 from daphne.cli import CommandLineInterface
 from twisted.web import http
@@ -135,5 +142,55 @@ class BoundedCommandLineInterface(CommandLineInterface):
     server_class = BoundedServer
 
 
+def web_processes() -> int:
+    return _env_int("WEB_PROCESSES", min(len(os.sched_getaffinity(0)), 4))
+
+
+def serve_in_processes(count: int, argv: list[str]) -> int:
+    """Bind ``-b``/``-p`` once and run ``count`` servers that accept on that socket; returns an exit code.
+
+    The kernel hands each new connection to one of them. A signal stops them all;
+    so does one of them exiting (a supervisor restarts the whole server).
+    """
+    host, port, rest = _bind_options(argv)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((host.strip("[]"), port))
+    listener.listen(1024)
+    command = [sys.executable, "-m", "ocrsite.server", "--fd", str(listener.fileno()), *rest]
+    env = {**os.environ, "WEB_PROCESSES": "1"}
+    children = [subprocess.Popen(command, pass_fds=[listener.fileno()], env=env) for _ in range(count)]
+
+    def stop(signum, frame):
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signum)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    pid, status = os.wait()  # the first to exit, whatever the reason
+    stop(signal.SIGTERM, None)
+    for child in children:
+        child.wait()
+    return os.waitstatus_to_exitcode(status)
+
+
+def _bind_options(argv: list[str]) -> tuple[str, int, list[str]]:
+    host, port, rest, args = "127.0.0.1", 8000, [], iter(argv)
+    for arg in args:
+        if arg in ("-b", "--bind"):
+            host = next(args)
+        elif arg in ("-p", "--port"):
+            port = int(next(args))
+        else:
+            rest.append(arg)
+    return host, port, rest
+
+
 if __name__ == "__main__":
+    os.environ.setdefault("DB_POOL_SIZE", "8")  # PostgreSQL connections per web process (settings)
+    argv = sys.argv[1:]
+    if web_processes() > 1 and "--fd" not in argv:
+        sys.exit(serve_in_processes(web_processes(), argv))
     BoundedCommandLineInterface.entrypoint()

@@ -27,8 +27,7 @@ EMBEDDED = env_str("DATABASE_URL") is None
 EXAMPLE_SECRET_KEYS = {"change-me", "changeme", "secret", "insecure-debug-only-key"}
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY and EMBEDDED and not DEBUG:
-    # Every entry point (manage.py, daphne, qcluster) finds the same key,
-    # generated once on this machine and kept with the data it protects.
+    # One key for every entry point, generated once and kept with the data it protects.
     SECRET_KEY = secret_key_file(VAR_DIR / "secret_key")
 if not SECRET_KEY:
     if not DEBUG:
@@ -40,8 +39,7 @@ elif SECRET_KEY.strip().lower() in EXAMPLE_SECRET_KEYS and not DEBUG:
     raise ImproperlyConfigured("SECRET_KEY is an example value; set a long random one "
                                "(python -c \"import secrets; print(secrets.token_urlsafe(50))\").")
 
-# HTTPS=true: the site is served over TLS by a reverse proxy that sets
-# X-Forwarded-Proto and X-Forwarded-For (docker/compose.yaml's proxy does).
+# HTTPS=true: a TLS reverse proxy sets X-Forwarded-Proto and -For (docker/compose.yaml's does).
 # Only then are those headers trusted: without a proxy, any client sends them.
 HTTPS = env_bool("HTTPS", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
@@ -111,31 +109,35 @@ TEMPLATES = [
 ]
 
 # --- database -------------------------------------------------------------
-# DATABASE_URL (PostgreSQL in tests and production); without it the embedded
-# default is SQLite under var/ so `make run` works on a bare machine.
+# DATABASE_URL (PostgreSQL in tests and production); else SQLite under var/ (`make run`).
 DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
-        # 0: under ASGI every request may run on a different executor thread, and
-        # persistent per-thread connections pile up until PostgreSQL refuses
-        # clients (seen with 20 concurrent API clients). Django's advice for ASGI.
+        # 0: under ASGI every request runs on a thread of its own, and persistent per-thread
+        # connections piled up until PostgreSQL refused clients (20 concurrent API clients).
         conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
         conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # SQLite serialises writers; web, worker, scheduler and the channel layer
-    # share the file (the defaults failed concurrent submits with "database is
-    # locked"). timeout: wait for the write lock. IMMEDIATE: take it at BEGIN, as
-    # a deferred transaction that reads, then writes cannot wait (and dedup's
-    # select_for_update is a no-op on SQLite). WAL: readers never wait for the
-    # writer; synchronous=NORMAL is crash-safe in WAL and skips an fsync a commit.
+    # SQLite serialises writers; web, worker, scheduler and the channel layer share the file
+    # (the defaults failed concurrent submits with "database is locked"). Writers queue on a
+    # file lock (ocrsite/db_sqlite3); timeout: how long one waits. IMMEDIATE: take the lock at
+    # BEGIN, as a deferred transaction that reads, then writes cannot wait (and dedup's
+    # select_for_update is a no-op on SQLite). WAL: readers never wait for the writer;
+    # synchronous=NORMAL is crash-safe in WAL and skips an fsync a commit.
+    DATABASES["default"]["ENGINE"] = "ocrsite.db_sqlite3"
     DATABASES["default"].setdefault("OPTIONS", {}).update({
         "timeout": 30, "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     })
     # SQLite creates the file but not its folder; a fresh checkout has no var/.
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
+elif env_int("DB_POOL_SIZE", 0):
+    # Set by the web server (ocrsite/server.py): a new connection per request cost it 4-5 ms.
+    # Not the worker cluster's: a pool's connections and threads do not survive django-q2's fork.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django's pool requires it
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": env_int("DB_POOL_SIZE", 0)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -315,18 +317,15 @@ else:
     raise ImproperlyConfigured("Set REDIS_URL: with a PostgreSQL DATABASE_URL the channel layer is Redis.")
 
 # --- cache ------------------------------------------------------------------
-# django-q2 publishes every running cluster's status (its worker processes) to
-# this cache; /metrics counts workers from it, so it must be shared by all
-# containers: Redis when there is one. The embedded default keeps Django's
-# per-process memory cache, and /metrics then leaves the worker count out.
+# Shared by every process: DRF's rate limits count across web processes, and /metrics
+# counts workers from the status django-q2 publishes here. Redis when there is one;
+# the embedded default keeps it in files beside its database.
 if REDIS_URL:
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", ""),
-        }
-    }
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                          "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "")}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                          "LOCATION": str(Path(DATABASES["default"]["NAME"]).parent / "cache")}}
 
 # --- REST framework -----------------------------------------------------------
 REST_FRAMEWORK = {

@@ -1,7 +1,6 @@
 """Concurrent submits through a real daphne: on PostgreSQL every upload becomes a job and none gets
-a 5xx; identical uploads at once make one job on both databases; the worker cluster runs niced.
-
-(50 concurrent submits on the embedded default: tests/e2e/test_concurrent_submits.py.)
+a 5xx, as on the embedded default while a worker writes; identical uploads at once make one job on
+both databases; the worker cluster runs niced.
 """
 
 from __future__ import annotations

@@ -1,0 +1,95 @@
+"""Several web server processes (`WEB_PROCESSES`) on the embedded default: one socket, one rate
+limit, one signal to stop them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.e2e.conftest import REPO, background, free_port, wait_until_serving
+
+pytestmark = [pytest.mark.e2e]
+
+
+def embedded_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CHANNEL_LAYER_PREFIX", "Q_BROKER")}
+    env.update({
+        "DJANGO_SETTINGS_MODULE": "ocrsite.settings.base",
+        "SECRET_KEY": "embedded-e2e-only",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "MEDIA_ROOT": str(tmp_path / "media"),
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        **extra,
+    })
+    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=REPO, env=env, check=True)
+    return env
+
+
+def server(port: int) -> list[str]:
+    return [sys.executable, "-m", "ocrsite.server", "-b", "127.0.0.1", "-p", str(port), "ocrsite.asgi:application"]
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def test_processes_share_one_socket_and_stop_together(tmp_path):
+    env = embedded_env(tmp_path, WEB_PROCESSES="2")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with background(server(port), env, tmp_path / "web.log") as process:
+        wait_until_serving(base + "/healthz", process, tmp_path / "web.log")
+        workers = children_of(process.pid)
+        assert len(workers) == 2
+        before = {pid: cpu_ticks(pid) for pid in workers}
+
+        def fetch(_):  # a connection of its own each: the kernel gives it to either process
+            return requests.get(base + "/api/v1/pipelines", headers={"Connection": "close"}, timeout=30)
+
+        with ThreadPoolExecutor(20) as pool:
+            answers = list(pool.map(fetch, range(200)))
+        assert [a.status_code for a in answers] == [401] * 200  # no credentials: refused, by either
+        assert all(cpu_ticks(pid) > before[pid] for pid in workers), "one process answered everything"
+
+        process.send_signal(signal.SIGTERM)  # the parent alone, as docker or systemd signal it
+        assert process.wait(timeout=20) == 0
+        deadline = time.monotonic() + 10
+        while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(Path(f"/proc/{pid}").exists() for pid in workers)
+
+
+def test_the_anonymous_rate_limit_counts_across_web_processes(tmp_path):
+    """Two servers on one database: a client cannot double its allowance by switching between them."""
+    env = embedded_env(tmp_path, WEB_PROCESSES="1", API_THROTTLE_ANON="20/min")
+    ports = [free_port(), free_port()]
+    with background(server(ports[0]), env, tmp_path / "web0.log") as first, \
+            background(server(ports[1]), env, tmp_path / "web1.log") as second:
+        for port, process, log in ((ports[0], first, "web0.log"), (ports[1], second, "web1.log")):
+            wait_until_serving(f"http://127.0.0.1:{port}/healthz", process, tmp_path / log)
+        statuses = [requests.get(f"http://127.0.0.1:{ports[n % 2]}/api/v1/jobs", timeout=30).status_code
+                    for n in range(30)]
+    assert statuses.count(401) == 20 and statuses.count(429) == 10

@@ -1,0 +1,52 @@
+"""The HTTP side of ``ocrsite.asgi``: Django's middleware chain and views, run sync on the request's thread."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from asgiref.sync import async_to_sync
+from asgiref.testing import ApplicationCommunicator
+from rest_framework.authtoken.models import Token
+
+from ocrsite.asgi import application
+from tests.jobs.factories import JobFactory, UserFactory
+
+
+def http_get(path: str, headers: list[tuple[bytes, bytes]]) -> tuple[dict, bytes]:
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+             "headers": [(b"host", b"testserver"), *headers], "client": ("127.0.0.1", 50000),
+             "server": ("127.0.0.1", 8000)}
+
+    async def call():
+        communicator = ApplicationCommunicator(application, scope)
+        await communicator.send_input({"type": "http.request", "body": b"", "more_body": False})
+        start = await communicator.receive_output(30)
+        body = await communicator.receive_output(30)
+        await communicator.wait(5)
+        return start, body["body"]
+
+    return async_to_sync(call)()
+
+
+@pytest.mark.django_db(transaction=True)  # the view reads on a thread of its own
+def test_an_api_call_passes_every_middleware_and_reaches_the_view():
+    user = UserFactory()
+    JobFactory(owner=user)
+    JobFactory()  # someone else's
+    token = Token.objects.create(user=user)
+    start, body = http_get("/api/v1/jobs", [(b"authorization", f"Token {token.key}".encode())])
+    headers = {k.decode().lower(): v.decode() for k, v in start["headers"]}
+    assert start["status"] == 200
+    assert json.loads(body)["count"] == 1
+    assert headers["content-security-policy"].startswith("default-src 'self'")  # ours
+    assert headers["x-frame-options"] == "DENY"  # Django's clickjacking middleware
+    assert headers["x-content-type-options"] == "nosniff"  # Django's security middleware
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_anonymous_api_call_is_refused_through_the_asgi_app():
+    start, body = http_get("/api/v1/jobs", [])
+    assert start["status"] == 401
+    assert json.loads(body)["code"] == "not_authenticated"

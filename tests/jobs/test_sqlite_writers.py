@@ -1,0 +1,134 @@
+"""The embedded default's SQLite backend (ocrsite/db_sqlite3): writers queue on a file lock.
+
+Connections are made directly on a temporary file, as the web, worker and scheduler processes
+make theirs, so these tests need neither the test database nor a server.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+import time
+
+import pytest
+from django.db import OperationalError
+
+from ocrsite.db_sqlite3.base import DatabaseWrapper
+
+
+def connect(path, timeout: float = 30) -> DatabaseWrapper:
+    settings_dict = {
+        "ENGINE": "ocrsite.db_sqlite3", "NAME": str(path), "USER": "", "PASSWORD": "", "HOST": "", "PORT": "",
+        "OPTIONS": {"timeout": timeout, "transaction_mode": "IMMEDIATE",
+                    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
+        "TIME_ZONE": None, "CONN_MAX_AGE": 0, "CONN_HEALTH_CHECKS": False, "AUTOCOMMIT": True,
+        "ATOMIC_REQUESTS": False, "TEST": {},
+    }
+    return DatabaseWrapper(settings_dict, alias="writers")
+
+
+def begin(connection: DatabaseWrapper) -> None:
+    """What ``transaction.atomic`` does on entry, on a connection outside Django's registry."""
+    connection.set_autocommit(False, force_begin_transaction_with_broken_autocommit=True)
+
+
+def commit(connection: DatabaseWrapper) -> None:
+    connection.commit()
+    connection.set_autocommit(True)
+
+
+@pytest.fixture(autouse=True)
+def own_connections(django_db_blocker):
+    with django_db_blocker.unblock():  # these connections are not the test database's
+        yield
+
+
+@pytest.fixture
+def database(tmp_path):
+    path = tmp_path / "db.sqlite3"
+    setup = connect(path)
+    setup.cursor().execute("CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)")
+    setup.cursor().execute("INSERT INTO counter (id, n) VALUES (1, 0)")
+    setup.close()
+    return path
+
+
+def count(path) -> int:
+    reader = connect(path)
+    try:
+        return reader.cursor().execute("SELECT n FROM counter WHERE id = 1").fetchone()[0]
+    finally:
+        reader.close()
+
+
+def test_a_write_waits_for_the_open_transaction_and_gets_in_as_it_commits(database):
+    holder = connect(database)
+    begin(holder)
+    holder.cursor().execute("UPDATE counter SET n = n + 1")
+    done = threading.Event()
+
+    def write_outside_a_transaction():
+        writer = connect(database)
+        writer.cursor().execute("UPDATE counter SET n = n + 10")
+        writer.close()
+        done.set()
+
+    thread = threading.Thread(target=write_outside_a_transaction)
+    thread.start()
+    assert not done.wait(0.5), "the second writer got in while the first transaction was open"
+    committed = time.monotonic()
+    commit(holder)
+    assert done.wait(5)
+    assert time.monotonic() - committed < 0.1  # woken within milliseconds, not SQLite's growing sleeps
+    thread.join()
+    assert count(database) == 11
+    holder.close()
+
+
+def test_a_writer_that_waits_past_the_timeout_gets_database_is_locked(database):
+    holder = connect(database)
+    begin(holder)
+    holder.cursor().execute("UPDATE counter SET n = n + 1")
+    failure = []
+
+    def impatient():
+        writer = connect(database, timeout=0.3)
+        try:
+            begin(writer)
+        except OperationalError as exc:
+            failure.append(str(exc))
+        writer.close()
+
+    thread = threading.Thread(target=impatient)
+    started = time.monotonic()
+    thread.start()
+    thread.join(5)
+    assert failure == ["database is locked"]
+    assert 0.25 < time.monotonic() - started < 3
+    commit(holder)
+    holder.close()
+    assert count(database) == 1
+
+
+def increment(path, times: int) -> None:
+    connection = connect(path)
+    for _ in range(times):
+        begin(connection)
+        cursor = connection.cursor()
+        n = cursor.execute("SELECT n FROM counter WHERE id = 1").fetchone()[0]
+        cursor.execute("UPDATE counter SET n = %s WHERE id = 1", [n + 1])
+        commit(connection)
+    connection.close()
+
+
+def test_writers_in_several_processes_each_see_the_last_commit(database):
+    """Web, worker and scheduler processes read-modify-write the same rows: none is lost, none fails."""
+    context = multiprocessing.get_context("fork")  # no connection is open here (SQLite's rule for fork)
+    children = [context.Process(target=increment, args=(database, 100)) for _ in range(3)]
+    for child in children:
+        child.start()
+    increment(database, 100)
+    for child in children:
+        child.join(60)
+        assert child.exitcode == 0
+    assert count(database) == 400
