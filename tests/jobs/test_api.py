@@ -9,11 +9,14 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django_q.models import OrmQ
 from rest_framework.test import APIClient
 
 from jobs import services
 from jobs.models import Document, Job, LineCorrection, PageResult
+from tests.conftest import token_client
+from tests.jobs.factories import png_bytes
 from tests.jobs.helpers import failed_record, page_record, small_png, three_page_pdf
 from tests.ocr_engine import bad_files
 
@@ -320,3 +323,32 @@ def test_wait_answers_when_the_job_ends_on_the_redis_channel_layer(api_client):
     assert response.status_code == 200 and response.json()["status"] == "canceled"
     assert time.monotonic() - t0 < 3  # woken by the job's event, not by the end of the wait
     assert api_client.get(f"{JOBS}/{job_id}?wait=seconds").status_code == 400
+
+
+@pytest.mark.django_db(transaction=True)
+def test_many_waits_on_several_jobs_each_answer_when_their_own_job_ends(api_client, user):
+    """All of a process's waits share one reader of job events: each wakes for its own job only."""
+    first, second = (upload(api_client, png_bytes(color=color)).json()["id"] for color in ("white", "gray"))
+    answered: dict[int, tuple[str, float]] = {}
+    t0 = time.monotonic()
+
+    def wait(index: int, job_id: str) -> None:
+        try:
+            status = token_client(user).get(f"{JOBS}/{job_id}?wait=20").json()["status"]
+            answered[index] = (status, time.monotonic() - t0)
+        finally:
+            connection.close()  # this thread's own
+
+    waits = [threading.Thread(target=wait, args=(i, first if i < 3 else second)) for i in range(5)]
+    for thread in waits:
+        thread.start()
+    time.sleep(0.5)
+    services.job_cancel(job=Job.objects.get(pk=first))
+    time.sleep(1.5)
+    assert sorted(answered) == [0, 1, 2]  # the second job's waits go on
+    services.job_cancel(job=Job.objects.get(pk=second))
+    for thread in waits:
+        thread.join(10)
+    assert all(status == "canceled" for status, _ in answered.values())
+    assert all(seconds < 1.5 for index, (_, seconds) in answered.items() if index < 3)
+    assert all(2 <= seconds < 4 for index, (_, seconds) in answered.items() if index >= 3)
