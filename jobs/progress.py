@@ -64,11 +64,11 @@ class JobEvents:
         self.job_id = str(job_id)
 
     def __enter__(self) -> JobEvents:
-        self.woken = _readers.subscribe(self.job_id)
+        self.woken = _reader.subscribe(self.job_id)
         return self
 
     def __exit__(self, *exc_info) -> None:
-        _readers.unsubscribe(self.job_id, self.woken)
+        _reader.unsubscribe(self.job_id, self.woken)
 
     def wait(self, seconds: float) -> bool:
         """True when an event came within ``seconds``."""
@@ -139,5 +139,12 @@ class _EventReader:
         asyncio.run(forever())
 
 
-_readers = _EventReader()
-os.register_at_fork(after_in_child=lambda: globals().update(_readers=_EventReader()))
+_reader = _EventReader()
+
+
+def _new_reader_after_fork() -> None:
+    global _reader
+    _reader = _EventReader()  # the parent's reading thread does not exist here
+
+
+os.register_at_fork(after_in_child=_new_reader_after_fork)

@@ -19,9 +19,9 @@ which parses it again; daphne never reads ``args``. For a 7 MB upload that was
 
 Run it as ``python -m ocrsite.server -b 127.0.0.1 -p 8000 ocrsite.asgi:application``
 (daphne's own options). ``WEB_PROCESSES`` (default: one per core, at most 4) daphne
-processes accept on one listening socket, as gunicorn's workers do: a Django request
-costs 10-20 ms of CPU, and one process runs them one at a time (sync views share one
-thread under ASGI), so one process queued a burst of 20 submits for a quarter second.
+processes accept on one listening socket, as gunicorn's workers do: a submit costs about
+10 ms of CPU, and one process's requests share one interpreter lock, so a single process
+queued a burst of 20 submits for a quarter of a second.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def serve_in_processes(count: int, argv: list[str]) -> int:
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
-    pid, status = os.wait()  # the first to exit, whatever the reason
+    _, status = os.wait()  # the first to exit, whatever the reason
     stop(signal.SIGTERM, None)
     for child in children:
         child.wait()
