@@ -9,11 +9,14 @@ from asgiref.sync import async_to_sync
 from asgiref.testing import ApplicationCommunicator
 from rest_framework.authtoken.models import Token
 
-from ocrsite.asgi import application
 from tests.jobs.factories import JobFactory, UserFactory
 
 
 def http_get(path: str, headers: list[tuple[bytes, bytes]]) -> tuple[dict, bytes]:
+    # Imported here, not at collection: the app reads ALLOWED_HOSTS (for WebSocket origins) when
+    # it is built, and the test environment sets it only once tests start (test_consumers.py).
+    from ocrsite.asgi import application
+
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
              "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
              "headers": [(b"host", b"testserver"), *headers], "client": ("127.0.0.1", 50000),
