@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .geometry import overlap_1d, union_box
+from .geometry import body_line_height, overlap_1d, union_box
 from .thresholds import (
     BODY_SIZE_RATIO, LABEL_MAX_WORDS, MARGIN_SHARE, SAME_ROW_OVERLAP, SENTENCE_WORDS, TITLE_MAX_WORDS,
     TITLE_SIZE_RATIO,
@@ -67,8 +67,7 @@ def fix_types(blocks: list["Block"], lines: list[RawLine], page_height: int) -> 
       colon or full stop, or is long) is body text: small layout models label
       lead-in lines such as "Consider this definition:" as titles.
     """
-    heights = sorted(ln.bbox[3] - ln.bbox[1] for ln in lines) or [0.0]
-    body_height = heights[len(heights) // 2]
+    body_height = body_line_height(ln.bbox for ln in lines)
     for blk in blocks:
         text = " ".join(lines[i].text for i in blk.members).strip()
         in_margin = blk.bbox[3] < MARGIN_SHARE * page_height or blk.bbox[1] > (1 - MARGIN_SHARE) * page_height
@@ -104,8 +103,7 @@ def mark_running_header(blocks: list["Block"], page_height: int) -> None:
 
 def mark_titles(blocks: list["Block"], lines: list[RawLine]) -> None:
     """Without a layout model, a short block set clearly larger than body text is a title."""
-    heights = sorted(ln.bbox[3] - ln.bbox[1] for ln in lines) or [0.0]
-    body_height = heights[len(heights) // 2]
+    body_height = body_line_height(ln.bbox for ln in lines)
     for blk in blocks:
         if blk.type != "text" or len(blk.members) > 2:
             continue

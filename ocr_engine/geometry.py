@@ -34,6 +34,12 @@ def overlap_1d(a0: float, a1: float, b0: float, b1: float) -> float:
     return max(0.0, min(a1, b1) - max(a0, b0))
 
 
+def body_line_height(boxes: Iterable[Box]) -> float:
+    """The height of a page's body text: the median line height (the upper one of an even count), 0 for none."""
+    heights = sorted(b[3] - b[1] for b in boxes)
+    return heights[len(heights) // 2] if heights else 0.0
+
+
 def clip_box(box: Box, width: float, height: float) -> list[float]:
     return [
         min(max(0.0, box[0]), width), min(max(0.0, box[1]), height),

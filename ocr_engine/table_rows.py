@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from statistics import median
 
-from .geometry import Box
+from .geometry import Box, body_line_height
 from .reading_order import text_columns, visual_rows
 
 Row = list[list[int]]  # a table row: its cells left to right, each the indices of its lines top to bottom
@@ -21,9 +21,8 @@ Row = list[list[int]]  # a table row: its cells left to right, each the indices 
 
 def find_table_rows(boxes: Sequence[Box], texts: Sequence[str]) -> list[list[Row]]:
     """Tables on the page, each as its rows of cells (line indices), looked for in each text column."""
-    heights = sorted(b[3] - b[1] for b in boxes)
     tables = []
-    for group in text_columns(boxes, texts, min_col_gap=heights[len(heights) // 2] if heights else 0.0):
+    for group in text_columns(boxes, texts, min_col_gap=body_line_height(boxes)):
         rows = [[group[i] for i in row] for row in visual_rows([boxes[i] for i in group])]
         tables += [_table_rows(run, boxes, texts) for run in _runs(rows, boxes, texts)]
     return tables

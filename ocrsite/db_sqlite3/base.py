@@ -16,6 +16,7 @@ timeout stays as the fallback for a writer from outside (the ``sqlite3`` shell).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import time
@@ -58,6 +59,12 @@ class WriteLock:
             self.held = False
             fcntl.flock(self.fd, fcntl.LOCK_UN)
 
+    def __enter__(self) -> None:
+        self.acquire()
+
+    def __exit__(self, *exc_info) -> None:
+        self.release()
+
     def close(self) -> None:
         self.release()
         if self.fd is not None:
@@ -79,19 +86,6 @@ class WriteLockedCursor(base.SQLiteCursorWrapper):
             return super().executemany(query, param_list)
 
 
-class _Held:
-    def __init__(self, lock: WriteLock | None):
-        self.lock = lock
-
-    def __enter__(self):
-        if self.lock:
-            self.lock.acquire()
-
-    def __exit__(self, *exc_info):
-        if self.lock:
-            self.lock.release()
-
-
 class DatabaseWrapper(base.DatabaseWrapper):
     def get_new_connection(self, conn_params):
         connection = super().get_new_connection(conn_params)
@@ -106,10 +100,12 @@ class DatabaseWrapper(base.DatabaseWrapper):
         cursor.wrapper = self
         return cursor
 
-    def write_statement(self, query: str) -> _Held:
+    def write_statement(self, query: str) -> WriteLock | contextlib.nullcontext:
+        """The write lock for ``query`` when it writes outside a transaction (which holds the lock already)."""
         outside_transaction = self.write_lock is not None and self.get_autocommit()
-        is_write = outside_transaction and query.lstrip()[:7].upper().startswith(WRITES)
-        return _Held(self.write_lock if is_write else None)
+        if outside_transaction and query.lstrip()[:7].upper().startswith(WRITES):
+            return self.write_lock
+        return contextlib.nullcontext()
 
     def _start_transaction_under_autocommit(self):
         if self.write_lock is not None:
