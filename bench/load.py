@@ -53,6 +53,7 @@ from bench.system import percentile  # noqa: E402
 from tests.ocr_engine import samples  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
+PSS_EVERY = 8  # RSS samples (0.25 s apart) per PSS sample
 ROLES = {"web": ("ocrsite.server", "daphne"), "cluster": ("qcluster",), "peer": ("paddlex",)}
 
 
@@ -152,12 +153,17 @@ class Meter:
         return self
 
     def _sample(self) -> None:
+        samples = 0
         while not self._stop.wait(0.25):
             found = role_pids()  # django-q2 may recycle workers: look again each time
             for role in self.roles:
                 self._pids[role] = sorted(set(self._pids[role]) | set(found[role]))
                 self.peak_rss[role] = max(self.peak_rss[role], sum(rss_mib(p) for p in found[role]))
-            self.peak_pss = max(self.peak_pss, sum(pss_mib(p) for pids in self._pids.values() for p in pids))
+            # PSS walks every page table of the processes: at 4 Hz that took a fifth of a core from
+            # the server being measured, so it is sampled every 2 s (it moves slowly).
+            if samples % PSS_EVERY == 0:
+                self.peak_pss = max(self.peak_pss, sum(pss_mib(p) for pids in self._pids.values() for p in pids))
+            samples += 1
 
     def __exit__(self, *exc) -> None:
         self._stop.set()
@@ -270,16 +276,21 @@ def report(label: str, outcome: Outcome, meter: Meter | None) -> None:
         print(f"    error: {error}")
 
 
-def bare(args, work: list[bytes]) -> None:
+def bare_config(args, threads: int):
     from ocr_engine.config import EngineConfig
-    from ocr_engine.engine import Engine
     from ocr_engine.models import is_pack
+
+    models = Path(os.environ.get("OCR_MODELS_DIR", ROOT / "models"))
+    return EngineConfig(pipeline=args.pipeline, lang=args.lang, models_dir=models if is_pack(models) else None,
+                        cpu_threads=threads)
+
+
+def bare(args, work: list[bytes]) -> None:
+    from ocr_engine.engine import Engine
     from ocr_engine.pipelines import get as get_pipeline
     from ocr_engine.pipelines.paddle import prepare_process
 
-    models = Path(os.environ.get("OCR_MODELS_DIR", ROOT / "models"))
-    config = EngineConfig(pipeline=args.pipeline, lang=args.lang, models_dir=models if is_pack(models) else None,
-                          cpu_threads=args.threads)
+    config = bare_config(args, args.threads)
     engine = Engine(config)
     bare_loop("bare engine loop", work, lambda image: engine.process_image(image, page_number=1))
     if args.pipeline == "ocr":
@@ -288,6 +299,44 @@ def bare(args, work: list[bytes]) -> None:
         paddleocr = PaddleOCR(**get_pipeline("ocr").model_args(config), **prepare_process(config))
         bare_loop("bare PaddleOCR loop", work, lambda image: [r.json for r in paddleocr.predict(
             np.ascontiguousarray(np.asarray(image)[:, :, ::-1]))])
+
+
+def bare_pdf(args, pdf: bytes) -> None:
+    """The hardware's own ceiling for one PDF on --workers processes: our engine alone (one
+    thread each, no platform), the PDF's pages read by one process, then split among
+    --workers processes started together. Cores that slow each other (shared caches, SMT
+    siblings behind a VM's vCPUs) show here as a ratio above 1/workers."""
+    import multiprocessing
+
+    def read_share(share: int, shares: int, ready, start, done) -> None:
+        from ocr_engine.engine import Engine
+        from ocr_engine.inputs import open_document
+
+        engine = Engine(bare_config(args, 1))
+        with open_document(pdf) as doc:
+            engine.process_page(doc, 1)  # warm
+            ready.wait()
+            start.wait()
+            for number in range(1 + share, doc.page_count + 1, shares):
+                engine.process_page(doc, number)
+        done.put(time.perf_counter())
+
+    fork = multiprocessing.get_context("fork")
+    seconds = {}
+    for shares in (1, args.workers):
+        ready, start, done = fork.Barrier(shares + 1), fork.Event(), fork.Queue()
+        procs = [fork.Process(target=read_share, args=(i, shares, ready, start, done)) for i in range(shares)]
+        for proc in procs:
+            proc.start()
+        ready.wait()
+        t0 = time.perf_counter()
+        start.set()
+        seconds[shares] = max(done.get() for _ in procs) - t0
+        for proc in procs:
+            proc.join()
+    print(f"{'bare engine, ' + str(args.pdf_pages) + '-page PDF':<30} 1 process {seconds[1]:.1f} s, "
+          f"{args.workers} processes {seconds[args.workers]:.1f} s: "
+          f"{seconds[args.workers] / seconds[1]:.2f}x (the hardware's ceiling for --workers)", flush=True)
 
 
 def bare_loop(name: str, work: list[bytes], read) -> None:
@@ -332,7 +381,10 @@ def main() -> None:
                 outcome = run_clients(work, clients, peer(args))
             report(f"PaddleX serving, {clients} client(s)", outcome, meter)
     if not args.no_bare:
-        bare(args, pages(args.pages, args.dpi, "bare"))
+        if args.clients:
+            bare(args, pages(args.pages, args.dpi, "bare"))
+        if args.pdf_pages and args.workers > 1:
+            bare_pdf(args, samples.report_pdf(pages=args.pdf_pages, dpi=args.dpi).data)
 
 
 if __name__ == "__main__":

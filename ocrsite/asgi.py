@@ -5,6 +5,7 @@ import os
 import django
 from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIHandler
+from django.urls import get_resolver
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ocrsite.settings.base")
 
@@ -29,6 +30,10 @@ class SyncChainASGIHandler(ASGIHandler):
 # AppRegistryNotReady.
 django.setup(set_prefix=False)
 django_asgi_app = SyncChainASGIHandler()
+# Django imports the URLconf (every view, DRF's renderers, drf-spectacular) and builds the
+# reverse map on the first request that needs them: half a second that the first submit
+# each web process answered waited through. Pay it here, before the server listens.
+get_resolver().reverse_dict  # noqa: B018 - imports the URLconf and populates the resolver
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
