@@ -15,7 +15,9 @@ Scenarios, for each target, one after the other (never at the same time):
 * ``bare``: after the servers are measured, in this process on the same pages:
   ``Engine.process_image`` (our engine without the platform around it) and a
   plain ``PaddleOCR(...).predict`` loop (PaddleOCR's own defaults, the same
-  det/rec models, document preprocessing off).
+  det/rec models, document preprocessing off). With ``--workers`` > 1 and a PDF, also
+  the hardware's ceiling for that PDF: our engine alone in one process, then in
+  ``--workers`` processes sharing its pages.
 
 For each it prints pages per minute, job latency p50/p95 (ours also the submit request's own
 p50/p95: with more pages than clients, most submits arrive while the worker is OCRing and the
