@@ -358,6 +358,7 @@ def bare_loop(name: str, work: list[bytes], read) -> None:
 
 def main() -> None:
     args = parse_args()
+    pdf = samples.report_pdf(pages=args.pdf_pages, dpi=args.dpi).data if args.pdf_pages else b""
     api, headers = args.url.rstrip("/") + "/api/v1", {"Authorization": f"Token {args.token}"}
     print(f"{args.pages} pages at {args.dpi} DPI per scenario, pipeline {args.pipeline}; "
           f"{os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d %H:%M %Z')}")
@@ -370,7 +371,6 @@ def main() -> None:
             outcome = run_clients(work, clients, ours(args, api, headers))
         report(f"ours, {clients} client(s)", outcome, meter)
     if args.pdf_pages:
-        pdf = samples.report_pdf(pages=args.pdf_pages, dpi=args.dpi).data
         with Meter(("web", "cluster")) as meter:
             handle = ours(args, api, headers)
             outcome = run_clients([pdf], 1, lambda s, i, d, submits: handle(s, i, d, submits, name="report.pdf"))
@@ -386,7 +386,7 @@ def main() -> None:
         if args.clients:
             bare(args, pages(args.pages, args.dpi, "bare"))
         if args.pdf_pages and args.workers > 1:
-            bare_pdf(args, samples.report_pdf(pages=args.pdf_pages, dpi=args.dpi).data)
+            bare_pdf(args, pdf)
 
 
 if __name__ == "__main__":

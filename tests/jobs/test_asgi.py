@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -58,9 +60,6 @@ def test_an_anonymous_api_call_is_refused_through_the_asgi_app():
 def test_the_app_has_its_urls_resolved_before_the_first_request():
     # A fresh interpreter, as a web process starts: the first submit each process answered
     # used to wait half a second while Django imported the URLconf.
-    import subprocess
-    import sys
-
     probe = ("import sys, ocrsite.asgi; from django.urls import get_resolver; "
              "print('jobs.api.views' in sys.modules, get_resolver()._populated)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
