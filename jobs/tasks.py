@@ -11,7 +11,7 @@ import socket
 
 from django.conf import settings
 
-from jobs import worker
+from jobs import progress, worker
 from jobs.services import job_help, job_requeue_stale, job_run
 from jobs.services.exports import build_export as build_export_service
 from jobs.services.storage import orphan_files_sweep
@@ -23,13 +23,19 @@ def worker_identity() -> str:
 
 
 def process_job(job_id: str) -> None:
-    job_run(job_id=job_id, worker_id=worker_identity(), budget_seconds=settings.OCR_TASK_BUDGET_SECONDS,
-            stopping=worker.stopping)
+    try:
+        job_run(job_id=job_id, worker_id=worker_identity(), budget_seconds=settings.OCR_TASK_BUDGET_SECONDS,
+                stopping=worker.stopping)
+    finally:
+        progress.flush()  # django-q2 may end this process after the task; its events go out first
 
 
 def help_job(job_id: str) -> None:
-    job_help(job_id=job_id, worker_id=worker_identity(), budget_seconds=settings.OCR_TASK_BUDGET_SECONDS,
-             stopping=worker.stopping)
+    try:
+        job_help(job_id=job_id, worker_id=worker_identity(), budget_seconds=settings.OCR_TASK_BUDGET_SECONDS,
+                 stopping=worker.stopping)
+    finally:
+        progress.flush()
 
 
 def requeue_stale() -> int:
