@@ -33,16 +33,24 @@ def cluster_for(pipeline: str) -> str:
     return Job.Cluster.CPU
 
 
-def enqueue_job(job_id: UUID | str, cluster: str) -> None:
-    """Queue ``process_job(job_id)`` on ``cluster``.
+def enqueue_job(job: Job) -> None:
+    """Queue ``process_job(job.id)`` on ``job.cluster`` and record the task on the job.
 
     With the ORM broker the queue entry is written inside the caller's
     transaction, so the Job row and its queue entry commit (or vanish)
     together. Other brokers live outside the database: enqueue after commit so
     a worker never receives the id of a row it cannot see yet; the
     ``requeue_stale`` schedule catches an entry lost between commit and push.
+    A job not saved yet gets ``queue_task_id`` and ``enqueued_at`` with its
+    insert, one statement less in the write transaction of a submission.
     """
-    _push_with_commit(lambda: _push(job_id, cluster))
+    def push():
+        job.queue_task_id = async_task(PROCESS_JOB, str(job.id), cluster=job.cluster, group=f"job-{job.id}")
+        job.enqueued_at = timezone.now()
+        if not job._state.adding:
+            Job.objects.filter(pk=job.pk).update(queue_task_id=job.queue_task_id, enqueued_at=job.enqueued_at)
+
+    _push_with_commit(push)
 
 
 def enqueue_helpers(job_id: UUID | str, cluster: str, count: int) -> None:
@@ -65,11 +73,6 @@ def _push_with_commit(push) -> None:
         push()
     else:
         transaction.on_commit(push)
-
-
-def _push(job_id: UUID | str, cluster: str) -> None:
-    task_id = async_task(PROCESS_JOB, str(job_id), cluster=cluster, group=f"job-{job_id}")
-    Job.objects.filter(pk=job_id).update(queue_task_id=task_id, enqueued_at=timezone.now())
 
 
 def waiting_task_ids(cluster: str) -> set[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
@@ -9,29 +10,40 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from jobs.errors import QuotaExceeded
-from jobs.models import Document, Job, UserSettings
+from jobs.models import Document, Job
 
 
-def quota_check(*, owner, pages: int, size_bytes: int) -> None:
-    """Raise ``QuotaExceeded`` when this submission would take ``owner`` over a quota.
+@dataclass(frozen=True)
+class Quotas:
+    """A user's limits (0: none): their own where set in ``UserSettings``, else the site's (OCR_QUOTA_*)."""
+
+    pages_per_day: int
+    storage_bytes: int
+
+    @classmethod
+    def from_settings(cls, own: dict) -> Quotas:
+        """From the user's ``UserSettings`` values (an empty dict when they have none)."""
+        return cls(pages_per_day=_limit(own.get("max_pages_per_day"), settings.OCR_QUOTA_PAGES_PER_DAY),
+                   storage_bytes=_limit(own.get("max_storage_bytes"), settings.OCR_QUOTA_STORAGE_BYTES))
+
+
+def quota_check(*, owner, quotas: Quotas, pages: int, size_bytes: int) -> None:
+    """Raise ``QuotaExceeded`` when this submission would take ``owner`` over ``quotas``.
 
     Call it inside the transaction that creates the job, after the owner's row
     is locked, so that concurrent submissions cannot both squeeze under it.
     """
-    own = UserSettings.objects.filter(user=owner).values("max_pages_per_day", "max_storage_bytes").first() or {}
-    pages_limit = _limit(own.get("max_pages_per_day"), settings.OCR_QUOTA_PAGES_PER_DAY)
-    if pages_limit:
+    if quotas.pages_per_day:
         since = timezone.now() - timedelta(days=1)
         used = Job.objects.filter(owner=owner, created_at__gte=since).aggregate(n=Sum("pages_total"))["n"] or 0
-        if used + pages > pages_limit:
-            raise QuotaExceeded(f"This would make {used + pages} pages in 24 hours; your quota is {pages_limit}. "
-                                "Try again later or ask an administrator for more.")
-    storage_limit = _limit(own.get("max_storage_bytes"), settings.OCR_QUOTA_STORAGE_BYTES)
-    if storage_limit:
+        if used + pages > quotas.pages_per_day:
+            raise QuotaExceeded(f"This would make {used + pages} pages in 24 hours; your quota is "
+                                f"{quotas.pages_per_day}. Try again later or ask an administrator for more.")
+    if quotas.storage_bytes:
         stored = Document.objects.filter(owner=owner).aggregate(n=Sum("size_bytes"))["n"] or 0
-        if stored + size_bytes > storage_limit:
+        if stored + size_bytes > quotas.storage_bytes:
             raise QuotaExceeded(f"This upload would make {stored + size_bytes} stored bytes; your quota is "
-                                f"{storage_limit}. Delete old jobs to make room.")
+                                f"{quotas.storage_bytes}. Delete old jobs to make room.")
 
 
 def _limit(own: int | None, default: int) -> int:

@@ -8,15 +8,15 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from jobs import progress
 from jobs.engines.config import engine_config
-from jobs.models import Document, Job, UserSettings
+from jobs.models import Job, UserSettings
 from jobs.queue import cluster_for, enqueue_job
 from jobs.services.documents import CheckedDocument, Upload, document_check, document_store
-from jobs.services.quotas import quota_check
+from jobs.services.quotas import Quotas, quota_check
 from jobs.urlguard import check_public_url, fetch_url
 from ocr_engine import pipelines
 from ocr_engine.config import DEFAULT_LANG
@@ -58,34 +58,10 @@ def job_create(
         check_public_url(webhook_url)
     checked = document_check(file=file, filename=filename, pages=pages)
     dedup_key = _dedup_key(checked, pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation)
+    quotas, default_webhook_url = _owner_settings(owner)
 
     stored = document_store(owner=owner, checked=checked)  # before the transaction: see document_store
-    try:
-        with transaction.atomic():
-            # Lock the owner's row so two identical submissions arriving at
-            # once serialise here and the second one finds the first job.
-            get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
-            existing = _recent_duplicate(owner, dedup_key)
-            if existing is None:
-                quota_check(owner=owner, pages=len(checked.page_numbers), size_bytes=checked.size_bytes)
-                stored.save()
-                job = _job_create_row(owner, stored, checked, dedup_key, pipeline=pipeline, lang=lang,
-                                      text_layer=text_layer, orientation=orientation, pages=pages,
-                                      webhook_url=webhook_url)
-    except BaseException:
-        stored.file.delete(save=False)  # the row rolled back, or was never saved: the file goes too
-        raise
-    if existing is not None:
-        stored.file.delete(save=False)
-        return existing, True
-    job.refresh_from_db()  # queue_task_id / enqueued_at were set by the enqueue
-    return job, False
-
-
-def _job_create_row(owner, stored: Document, checked: CheckedDocument, dedup_key: str, *, pipeline: str, lang: str,
-                    text_layer: str, orientation: str, pages: str | None, webhook_url: str) -> Job:
-    """The Job row and its queue entry, in the caller's transaction."""
-    job = Job.objects.create(
+    job = Job(
         owner=owner,
         document=stored,
         pipeline=pipeline,
@@ -96,13 +72,33 @@ def _job_create_row(owner, stored: Document, checked: CheckedDocument, dedup_key
         page_numbers=checked.page_numbers,
         pages_total=len(checked.page_numbers),
         cluster=cluster_for(pipeline),
-        webhook_url=webhook_url or _default_webhook_url(owner),
+        webhook_url=webhook_url or default_webhook_url,
         dedup_key=dedup_key,
         max_attempts=settings.OCR_JOB_MAX_ATTEMPTS,
     )
-    enqueue_job(job.id, job.cluster)
-    transaction.on_commit(lambda: progress.publish(job, "queued"))
-    return job
+    # The write transaction holds the database's write lock (all of it, on SQLite): only the
+    # checks that must see every earlier submission and the inserts happen inside it.
+    try:
+        with transaction.atomic():
+            if connection.features.has_select_for_update:
+                # Lock the owner's row so two identical submissions arriving at once serialise
+                # here and the second one finds the first job (SQLite's BEGIN IMMEDIATE already
+                # serialises every writer).
+                get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
+            existing = _recent_duplicate(owner, dedup_key)
+            if existing is None:
+                quota_check(owner=owner, quotas=quotas, pages=job.pages_total, size_bytes=checked.size_bytes)
+                stored.save()
+                enqueue_job(job)
+                job.save(force_insert=True)
+                transaction.on_commit(lambda: progress.publish(job, "queued"))
+    except BaseException:
+        stored.file.delete(save=False)  # the row rolled back, or was never saved: the file goes too
+        raise
+    if existing is not None:
+        stored.file.delete(save=False)
+        return existing, True
+    return job, False
 
 
 def job_create_from_url(*, owner, file_url: str, **options) -> tuple[Job, bool]:
@@ -129,5 +125,8 @@ def _recent_duplicate(owner, dedup_key: str) -> Job | None:
     )
 
 
-def _default_webhook_url(owner) -> str:
-    return UserSettings.objects.filter(user=owner).values_list("default_webhook_url", flat=True).first() or ""
+def _owner_settings(owner) -> tuple[Quotas, str]:
+    """The owner's quotas and default webhook URL, in one read before the write transaction."""
+    own = (UserSettings.objects.filter(user=owner)
+           .values("max_pages_per_day", "max_storage_bytes", "default_webhook_url").first() or {})
+    return Quotas.from_settings(own), own.get("default_webhook_url") or ""
