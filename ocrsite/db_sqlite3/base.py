@@ -12,6 +12,12 @@ each other too.
 
 Readers take no lock: in WAL mode they never wait for the writer. SQLite's busy
 timeout stays as the fallback for a writer from outside (the ``sqlite3`` shell).
+
+Connections are pooled per process. Under ASGI every request runs on a thread of its
+own, so Django opened and closed a connection per request (``CONN_MAX_AGE`` cannot keep
+one), and each new one registers Django's SQL functions and runs the PRAGMAs: 1 ms of
+CPU a request. A closed connection outside a transaction now waits in the pool, with
+its write lock's file, for the next thread of the process.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import threading
 import time
 
 from django.db import OperationalError
@@ -26,6 +33,7 @@ from django.db.backends.sqlite3 import base
 
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER")
 LONGEST_PAUSE = 0.002  # seconds between tries: how late a waiter may see the lock freed
+POOL_SIZE = 8  # idle connections a process keeps per database file
 
 
 class WriteLock:
@@ -86,12 +94,52 @@ class WriteLockedCursor(base.SQLiteCursorWrapper):
             return super().executemany(query, param_list)
 
 
+class ConnectionPool:
+    """Idle connections of this process, by database file, each with its write lock."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.idle: dict[str, list[tuple]] = {}
+
+    def take(self, name: str) -> tuple | None:
+        with self.lock:
+            idle = self.idle.get(name)
+            return idle.pop() if idle else None
+
+    def give(self, name: str, connection, write_lock: WriteLock) -> bool:
+        """Keep an idle connection; False when the pool is full (the caller closes it)."""
+        with self.lock:
+            idle = self.idle.setdefault(name, [])
+            if len(idle) >= POOL_SIZE:
+                return False
+            idle.append((connection, write_lock))
+            return True
+
+    def close_all(self) -> None:
+        with self.lock:
+            for connection, write_lock in (pair for idle in self.idle.values() for pair in idle):
+                connection.close()
+                write_lock.close()
+            self.idle.clear()
+
+
+_pool = ConnectionPool()
+# SQLite forbids using a connection in a forked child, and one closed there could checkpoint
+# and remove the WAL file the parent still writes: idle connections are closed before a fork.
+os.register_at_fork(before=_pool.close_all)
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
     def get_new_connection(self, conn_params):
-        connection = super().get_new_connection(conn_params)
         name = str(self.settings_dict["NAME"])
         in_memory = self.is_in_memory_db() or name.startswith("file:")
         timeout = float(self.settings_dict["OPTIONS"].get("timeout", 5))
+        pooled = None if in_memory else _pool.take(name)
+        if pooled is not None:
+            connection, self.write_lock = pooled
+            self.write_lock.timeout = timeout
+            return connection
+        connection = super().get_new_connection(conn_params)
         self.write_lock = None if in_memory else WriteLock(name + ".writelock", timeout)
         return connection
 
@@ -129,11 +177,16 @@ class DatabaseWrapper(base.DatabaseWrapper):
             self._release_write_lock()
 
     def _close(self):
+        write_lock = getattr(self, "write_lock", None)
+        reusable = (write_lock is not None and not write_lock.held and not self.errors_occurred
+                    and not self.connection.in_transaction)
+        if reusable and _pool.give(str(self.settings_dict["NAME"]), self.connection, write_lock):
+            return
         try:
             super()._close()
         finally:
-            if getattr(self, "write_lock", None) is not None:
-                self.write_lock.close()
+            if write_lock is not None:
+                write_lock.close()
 
     def _release_write_lock(self):
         if getattr(self, "write_lock", None) is not None:

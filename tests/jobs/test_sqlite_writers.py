@@ -132,3 +132,27 @@ def test_writers_in_several_processes_each_see_the_last_commit(database):
         child.join(60)
         assert child.exitcode == 0
     assert count(database) == 400
+
+
+def test_a_closed_connection_serves_the_next_thread_and_one_closed_mid_transaction_is_dropped(database):
+    """Connections are pooled per process: reused after a clean close, never with a transaction open."""
+    first = connect(database)
+    first.cursor().execute("UPDATE counter SET n = n + 1")
+    raw = first.connection
+    first.close()
+    reused = []
+    thread = threading.Thread(target=lambda: reused.append(connect(database).cursor().connection))
+    thread.start()
+    thread.join()
+    assert reused == [raw]  # the next thread's connection is the pooled one, opened once
+
+    holder = connect(database)
+    begin(holder)
+    holder.cursor().execute("UPDATE counter SET n = n + 1")
+    abandoned = holder.connection
+    holder.close()  # mid-transaction: rolled back with the connection, never pooled, lock released
+    writer = connect(database, timeout=0.5)
+    assert writer.cursor().connection is not abandoned
+    writer.cursor().execute("UPDATE counter SET n = n + 10")  # gets the write lock at once
+    writer.close()
+    assert count(database) == 11
