@@ -9,6 +9,8 @@ import pytest
 def media_root(settings, tmp_path):
     """Every test writes uploads and page images under its own tmp_path, never into var/."""
     settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.FILE_UPLOAD_TEMP_DIR = str(tmp_path / "media" / ".uploading")
+    (tmp_path / "media" / ".uploading").mkdir(parents=True)  # as the settings make it beside the real media
     return tmp_path / "media"
 
 

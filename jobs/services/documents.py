@@ -20,6 +20,7 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.core.files.uploadedfile import TemporaryUploadedFile
 
 from jobs.errors import StorageFull
 from jobs.models import Document
@@ -41,6 +42,7 @@ class CheckedDocument:
     sha256: str
     page_count: int
     page_numbers: list[int]  # the pages the spec selects (all when no spec)
+    spooled: TemporaryUploadedFile | None = None  # an upload's own temporary file: moved into storage, not copied
 
 
 def upload_limits() -> Limits:
@@ -60,9 +62,10 @@ def document_check(*, file: Upload, filename: str, pages: str | None = None) -> 
             filename=_clean_name(filename),
             media_type=doc.media_type,
             size_bytes=doc.size_bytes,
-            sha256=doc.sha256,
+            sha256=getattr(file, "sha256", None) or doc.sha256,  # an upload was hashed as it came in (jobs.uploads)
             page_count=doc.page_count,
             page_numbers=doc.select_pages(pages or None),
+            spooled=file if isinstance(file, TemporaryUploadedFile) else None,
         )
 
 
@@ -70,7 +73,7 @@ def document_store(*, owner, checked: CheckedDocument) -> Document:
     """Store a checked upload's file under a random name; returns its Document, not yet saved.
 
     The caller saves the row in its transaction, and deletes the file if that
-    fails. Copying the file outside the transaction keeps a large upload from
+    fails. Storing the file outside the transaction keeps a large upload from
     holding the database's write lock (SQLite has one for the whole file)."""
     document = Document(
         owner=owner,
@@ -82,7 +85,9 @@ def document_store(*, owner, checked: CheckedDocument) -> Document:
     )
     name = uuid.uuid4().hex + (mimetypes.guess_extension(checked.media_type) or "")
     try:
-        if isinstance(checked.source, bytes):
+        if checked.spooled is not None:
+            document.file.save(name, checked.spooled, save=False)  # a rename where it spooled on the media volume
+        elif isinstance(checked.source, bytes):
             document.file.save(name, ContentFile(checked.source), save=False)
         else:
             with open(checked.source, "rb") as fh:

@@ -361,16 +361,17 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Submit PDFs and images for OCR, follow the job, fetch normalized results and exports.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
-    # Swagger UI assets come from drf-spectacular-sidecar: no CDN.
-    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_DIST": "SIDECAR",  # Swagger UI assets come from drf-spectacular-sidecar: no CDN
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
 
-# Django refuses request bodies above these; uploads stream to a temp file
-# past the memory threshold, so the OCR size limit is the real cap.
-DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
-FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Django refuses request bodies above these; uploads are hashed as they stream in (jobs/uploads.py)
+# and spool past the memory threshold on the media volume, so storing one is a rename, not a copy.
+DATA_UPLOAD_MAX_MEMORY_SIZE = FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+FILE_UPLOAD_HANDLERS = ["jobs.uploads.HashingMemoryFileUploadHandler", "jobs.uploads.HashingTemporaryFileUploadHandler"]
+FILE_UPLOAD_TEMP_DIR = str(MEDIA_ROOT / ".uploading")
+Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)  # Django's checks want it to exist
 
 # /metrics needs "Authorization: Bearer <METRICS_TOKEN>" when set.
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import http.server
 import threading
 import time
@@ -18,7 +19,7 @@ from jobs.models import Document, Job, LineCorrection, PageResult
 from tests.conftest import token_client
 from tests.jobs.factories import png_bytes
 from tests.jobs.helpers import failed_record, page_record, small_png, three_page_pdf
-from tests.ocr_engine import bad_files
+from tests.ocr_engine import bad_files, samples
 
 pytestmark = pytest.mark.django_db
 
@@ -84,6 +85,23 @@ def test_resubmission_within_window_returns_the_same_job(api_client):
     assert again.status_code == 200
     assert again.json()["id"] == first["id"] and again.json()["reused"] is True
     assert Job.objects.count() == 1 and OrmQ.objects.count() == 1
+
+
+@pytest.mark.parametrize("spooled", [False, True], ids=["in memory", "spooled to disk"])
+def test_an_upload_is_hashed_as_it_streams_and_stored_whole(api_client, settings, media_root, spooled):
+    if spooled:  # past the in-memory limit Django spools the file; storing it moves that file
+        settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 1024
+    data = samples.encode(samples.text_page(dpi=100).image, "PNG")
+    assert len(data) > 20 * 1024
+
+    body = upload(api_client, data).json()
+    document = Document.objects.get(jobs__id=body["id"])
+
+    assert body["document"]["sha256"] == document.sha256 == hashlib.sha256(data).hexdigest()
+    assert document.file.open("rb").read() == data
+    assert not any((media_root / ".uploading").glob("*"))  # nothing left where it spooled
+    again = upload(api_client, data)  # the same bytes: the same hash, the same job
+    assert again.status_code == 200 and again.json()["id"] == body["id"]
 
 
 def test_submit_by_url(api_client, file_server):
