@@ -75,7 +75,7 @@ def job_retry(*, job: Job) -> Job:
         locked.started_at = locked.finished_at = locked.deadline_at = locked.heartbeat_at = None
         locked.worker_id = ""
         locked.save()
-        enqueue_job(locked.id, locked.cluster)
+        enqueue_job(locked)
         transaction.on_commit(lambda: progress.publish(locked, "queued"))
     locked.refresh_from_db()
     return locked
@@ -102,7 +102,7 @@ def job_requeue(*, job: Job) -> Job:
     if job.status not in Job.ACTIVE_STATUSES:
         raise JobStateError(f"Only queued or running jobs can be requeued; this job is {job.status}.")
     with transaction.atomic():
-        enqueue_job(job.id, job.cluster)
+        enqueue_job(job)
     job.refresh_from_db()
     return job
 
@@ -142,7 +142,7 @@ def job_requeue_stale() -> int:
         if job.queue_task_id and job.queue_task_id in waiting[job.cluster]:
             continue  # its task is still waiting for a free worker
         with transaction.atomic():
-            enqueue_job(job.pk, job.cluster)
+            enqueue_job(job)
         logger.info("Requeued job %s (%s, attempt %s)", job.pk, job.status, job.attempts)
         requeued += 1
     return requeued

@@ -69,7 +69,7 @@ def job_run(*, job_id, worker_id: str, budget_seconds: float, stopping=lambda: F
         # A task this shutting-down worker had prefetched: its queue entry is
         # acknowledged when we return, so queue the job again for another worker.
         with transaction.atomic():
-            enqueue_job(job.pk, job.cluster)
+            enqueue_job(job)
         return
     # Load (or reuse) the engine before claiming, so model loading never eats
     # into the lease a claimed job is measured against.
@@ -261,7 +261,7 @@ def job_release(*, job_id, worker_id: str) -> bool:
             return False
         job.worker_id, job.heartbeat_at = "", None
         job.save(update_fields=["worker_id", "heartbeat_at"])
-        enqueue_job(job.id, job.cluster)
+        enqueue_job(job)
     return True
 
 
@@ -271,7 +271,7 @@ def job_finish(*, job_id, worker_id: str) -> Job | None:
         job = _held(job_id, worker_id).select_for_update().select_related("document").first()
         if job is None:
             return None
-        pages = list(job.pages.all())
+        pages = _page_outcomes(job)
         failed = [p for p in pages if p.status == PageResult.Status.FAILED]
         if failed:
             numbers = ", ".join(str(p.page_number) for p in failed)
@@ -297,7 +297,7 @@ def job_fail(*, job_id, code: str, detail: str, worker_id: str | None = None) ->
             return None
         job.status = Job.Status.FAILED
         job.error_code, job.error_detail = code, detail
-        _close(job, list(job.pages.all()))
+        _close(job, _page_outcomes(job))
     return job
 
 
@@ -311,6 +311,12 @@ def _close(job: Job, pages: list[PageResult]) -> None:
     transaction.on_commit(lambda: progress.publish(job, job.status, error_code=job.error_code or None))
     # robust: a webhook that cannot be queued is logged and never fails the finished job.
     transaction.on_commit(lambda: webhook_schedule_for_job(job=job, event=f"job.{job.status}"), robust=True)
+
+
+def _page_outcomes(job: Job) -> list[PageResult]:
+    """The job's pages as far as ending it needs: status, errors, timings (not their results,
+    which a long job holds megabytes of)."""
+    return list(job.pages.defer("raw", "normalized"))
 
 
 def _timing_totals(pages: list[PageResult]) -> dict[str, float]:

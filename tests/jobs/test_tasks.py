@@ -9,6 +9,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db.models.signals import post_save
 from django_q.models import OrmQ
+from PIL import Image
 
 from jobs import progress, services, tasks
 from jobs.models import Job, PageClaim, PageResult
@@ -41,7 +42,7 @@ class Listener:
         return async_to_sync(drain)()
 
 
-def test_task_run_twice_makes_each_page_and_event_once(user, django_capture_on_commit_callbacks):
+def test_task_run_twice_makes_each_page_and_event_once(user, settings, django_capture_on_commit_callbacks):
     job, _ = services.job_create(owner=user, file=text_png(), filename="bridges.png", pipeline="ocr")
     listener = Listener(job.pk)
 
@@ -58,7 +59,11 @@ def test_task_run_twice_makes_each_page_and_event_once(user, django_capture_on_c
     assert "bridges" in page.normalized["text"].lower()
     region_ids = {r["id"] for r in page.normalized["regions"]}
     assert page.line_count > 3 and all(line["region_id"] in region_ids for line in page.normalized["lines"])
-    assert page.image.open("rb").read(2) == b"\xff\xd8" and page.thumbnail
+    assert page.image.open("rb").read(2) == b"\xff\xd8"
+    with Image.open(page.image.open("rb")) as full, Image.open(page.thumbnail.open("rb")) as thumbnail:
+        assert full.size == (page.width, page.height) and thumbnail.format == "WEBP"
+        assert max(thumbnail.size) == settings.OCR_THUMBNAIL_SIZE  # fits the box, keeps the page's shape
+        assert thumbnail.width / thumbnail.height == pytest.approx(full.width / full.height, rel=0.01)
     assert set(job.timings) >= {"render", "ocr"} and job.engine["pipeline"] == "ocr"
 
     events = listener.events()
