@@ -4,6 +4,7 @@
     .venv/bin/python bench/load.py --token <API token>
     .venv/bin/python bench/load.py --token ... --peer http://127.0.0.1:8080   # + `paddlex --serve`
     .venv/bin/python bench/load.py --token ... --clients 1 4 --pages 20 --dpi 200 --pdf-pages 10
+    .venv/bin/python bench/load.py --token ... --clients --pdf-pages 0 --burst 20 --no-bare
 
 Scenarios, for each target, one after the other (never at the same time):
 
@@ -12,6 +13,9 @@ Scenarios, for each target, one after the other (never at the same time):
   /jobs/{id}?wait=50``, answered when the job ends) and reads ``GET …/result``.
   The peer answers ``POST /ocr`` synchronously.
 * ``PDF``: one ``--pdf-pages`` PDF as one job (ours only: the peer serves images).
+* ``bursts`` (``--burst N``): ``--bursts`` rounds of N submits sent at the same instant, each
+  on its client's open connection, while the worker OCRs a 10-page PDF (ours only): the
+  submit request's latency when it cannot hide behind other clients' waits.
 * ``bare``: after the servers are measured, in this process on the same pages:
   ``Engine.process_image`` (our engine without the platform around it) and a
   plain ``PaddleOCR(...).predict`` loop (PaddleOCR's own defaults, the same
@@ -72,6 +76,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--lang", default="en")
     parser.add_argument("--threads", type=int, default=2, help="engine threads of the bare loop (OCR_CPU_THREADS)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes of the server (Q_WORKERS)")
+    parser.add_argument("--burst", type=int, default=0, help="clients of the submit bursts (0: none)")
+    parser.add_argument("--bursts", type=int, default=3, help="rounds of --burst submits sent at one instant "
+                        "(the server's API_THROTTLE_SUBMIT, 120/min by default, counts them all)")
     parser.add_argument("--no-bare", action="store_true")
     args = parser.parse_args()
     if not args.token:
@@ -258,6 +265,51 @@ def peer(args):
     return handle
 
 
+def submit_bursts(args, api: str, headers: dict) -> None:
+    """``--bursts`` rounds of ``--burst`` submits sent at the same instant, each on its client's open
+    connection, while the worker OCRs a 10-page PDF submitted first; the jobs are canceled after."""
+    sessions = [requests.Session() for _ in range(args.burst)]
+    for session in sessions:  # open each connection before the clock starts
+        session.get(f"{api}/pipelines", headers=headers, timeout=30).raise_for_status()
+    busy = sessions[0].post(f"{api}/jobs", headers=headers, files={"file": ("busy.pdf", samples.report_pdf(
+        pages=10, dpi=args.dpi).data)}, data={"pipeline": args.pipeline}, timeout=120).json()["id"]
+    while sessions[0].get(f"{api}/jobs/{busy}", headers=headers, timeout=30).json()["status"] != "running":
+        time.sleep(0.05)
+    latencies: list[float] = []
+    job_ids, errors = [busy], []
+    with Meter(("web", "cluster")) as meter:
+        for round_number in range(args.bursts):
+            work = pages(args.burst, args.dpi, f"burst{round_number}")
+            start, lock = threading.Barrier(args.burst), threading.Lock()
+
+            def client(session, data) -> None:
+                start.wait()
+                t0 = time.perf_counter()
+                response = session.post(f"{api}/jobs", headers=headers, files={"file": ("page.png", data)},
+                                         data={"pipeline": args.pipeline}, timeout=120)
+                with lock:
+                    latencies.append(time.perf_counter() - t0)
+                    if response.status_code == 202:
+                        job_ids.append(response.json()["id"])
+                    else:
+                        errors.append(f"HTTP {response.status_code}: {response.text[:120]}")
+
+            threads = [threading.Thread(target=client, args=pair) for pair in zip(sessions, work)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            time.sleep(1)
+    for job_id in job_ids:
+        sessions[0].post(f"{api}/jobs/{job_id}/cancel", headers=headers, timeout=30)
+    web_ms = meter.cpu["web"] / max(1, len(latencies)) * 1000
+    print(f"{f'submit bursts of {args.burst}':<28} {len(latencies)} submits while OCR runs: "
+          f"p50 {percentile(latencies, 0.5) * 1000:.0f} ms, p95 {percentile(latencies, 0.95) * 1000:.0f} ms, "
+          f"max {max(latencies) * 1000:.0f} ms  errors {len(errors)}  web CPU {web_ms:.1f} ms/submit", flush=True)
+    for error in sorted(set(errors))[:5]:
+        print(f"    error: {error}")
+
+
 def report(label: str, outcome: Outcome, meter: Meter | None) -> None:
     ppm = outcome.pages / outcome.seconds * 60 if outcome.seconds else 0.0
     line = (f"{label:<28} {ppm:6.1f} pages/min  p50 {percentile(outcome.latencies, 0.5):6.2f} s  "
@@ -370,6 +422,8 @@ def main() -> None:
         with Meter(("web", "cluster")) as meter:
             outcome = run_clients(work, clients, ours(args, api, headers))
         report(f"ours, {clients} client(s)", outcome, meter)
+    if args.burst:
+        submit_bursts(args, api, headers)
     if args.pdf_pages:
         with Meter(("web", "cluster")) as meter:
             handle = ours(args, api, headers)
