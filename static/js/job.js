@@ -61,6 +61,7 @@
     readingOrder: [], // line indices in panel order, for ↑/↓
     hover: -1,
     selected: -1,
+    selectOnDraw: null, // line id to select when the page is next drawn (an edit's result)
     editor: null,
     navigated: false, // the user picked a page: don't jump to newly finished ones
     threshold: Number(localStorage.getItem("ocr.threshold")) || 0.8,
@@ -105,9 +106,16 @@
       showPlaceholder(n, `Page ${n} failed: ${error}`);
       return;
     }
+    // A redraw of the page on screen (an edit here, or a correction in another tab
+    // arriving over the socket) keeps the line the reviewer is working on selected.
+    const previous = state.shown === n && state.data ? state.data.normalized.lines[state.selected] : null;
+    const keepId = state.selectOnDraw || (previous && previous.id);
+    state.selectOnDraw = null;
     state.data = data;
     state.shown = n;
     drawPage();
+    const keep = keepId ? data.normalized.lines.findIndex((line) => line.id === keepId) : -1;
+    if (keep >= 0) ui.setSelected(keep);
   }
 
   const num = (v) => Math.round(Number(v) * 10) / 10;

@@ -55,10 +55,10 @@
     }
     if (response.body.correction) undoStack.push(response.body.correction.id);
     job.toast(message(response.body));
+    // Whichever load draws the page last (this one or the socket's), it selects the edited line.
+    if (response.body.line) state.selectOnDraw = response.body.line.id;
     await job.loadPage(state.current);
     showCer();
-    const lineId = response.body.line && response.body.line.id;
-    if (lineId) job.setSelected(state.data.normalized.lines.findIndex((line) => line.id === lineId));
     return response.body;
   }
 

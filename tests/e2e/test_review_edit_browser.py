@@ -92,9 +92,13 @@ def test_draw_split_merge_delete_reorder_live_in_a_second_tab(api_client, user, 
         expect(viewer.locator("#text-panel li.ln")).to_have_count(count + 1, timeout=2000)
         expect(viewer.locator("#text-panel li.ln").first).to_contain_text(lines[0]["text"].split()[0])
 
-        # Delete the selected line; undo it with u.
+        # Delete the selected line; undo it with u. The other tab's own selection survives the redraw.
+        watched = viewer.locator("#text-panel li.ln").last
+        watched_text = watched.locator(".tx").inner_text()
+        watched.click()
         editor.keyboard.press("x")
         expect(viewer.locator("#text-panel li.ln")).to_have_count(count, timeout=2000)
+        expect(viewer.locator("#text-panel li.ln.sel .tx")).to_have_text(watched_text)
         editor.keyboard.press("u")
         expect(viewer.locator("#text-panel li.ln")).to_have_count(count + 1, timeout=2000)
 
