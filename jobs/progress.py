@@ -16,7 +16,6 @@ corrected (a reviewer's edit or undo, jobs.services.page_edits) adds page_number
 from __future__ import annotations
 
 import asyncio
-import atexit
 import collections
 import logging
 import os
@@ -213,4 +212,7 @@ def _new_threads_after_fork() -> None:
 
 os.register_at_fork(after_in_child=_new_threads_after_fork)
 # Events queued just before the interpreter exits still go out (a daemon thread is stopped at exit).
-atexit.register(lambda: flush())
+# Registered with threading, not atexit: at atexit time concurrent.futures already refuses work,
+# and the channel layer sends through an executor. Threading's exit hooks run newest first,
+# so this one runs before concurrent.futures' own.
+threading._register_atexit(flush)

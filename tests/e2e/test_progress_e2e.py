@@ -13,13 +13,15 @@ before the job exists, so it must see every event of it.
 from __future__ import annotations
 
 import asyncio
+import re
+import subprocess
 
 import aiohttp
 import pytest
 import requests
 from rest_framework.authtoken.models import Token
 
-from tests.e2e.conftest import embedded_default
+from tests.e2e.conftest import REPO, embedded_default
 from tests.jobs.helpers import small_png
 
 pytestmark = [pytest.mark.e2e, pytest.mark.models]
@@ -27,16 +29,21 @@ pytestmark = [pytest.mark.e2e, pytest.mark.models]
 FINAL = {"succeeded", "failed", "canceled"}
 
 
-async def follow_one_job(base_url: str, token: str, timeout: float = 240) -> tuple[str, list[dict]]:
-    """Connect to ws/jobs/, submit a one-page PNG over the API, collect that job's messages until it ends."""
+def submit_over_the_api(base_url: str, token: str) -> str:
+    response = requests.post(f"{base_url}/api/v1/jobs", headers={"Authorization": f"Token {token}"}, timeout=30,
+                             files={"file": ("note.png", small_png())}, data={"pipeline": "ocr"})
+    assert response.status_code == 202, response.text
+    return response.json()["id"]
+
+
+async def follow_one_job(base_url: str, token: str, submit=submit_over_the_api, timeout: float = 240
+                         ) -> tuple[str, list[dict]]:
+    """Connect to ws/jobs/, submit a one-page PNG (``submit(base_url, token)`` returns the job id),
+    collect that job's messages until it ends."""
     headers = {"Authorization": f"Token {token}"}
     async with aiohttp.ClientSession() as session:
         async with session.ws_connect(base_url.replace("http", "ws") + "/ws/jobs/", headers=headers) as ws:
-            response = await asyncio.to_thread(
-                requests.post, f"{base_url}/api/v1/jobs", headers=headers, timeout=30,
-                files={"file": ("note.png", small_png())}, data={"pipeline": "ocr"})
-            assert response.status_code == 202, response.text
-            job_id, messages = response.json()["id"], []
+            job_id, messages = await asyncio.to_thread(submit, base_url, token), []
             async with asyncio.timeout(timeout):
                 while not messages or messages[-1]["status"] not in FINAL:
                     message = await ws.receive_json()
@@ -71,3 +78,22 @@ def test_worker_events_reach_a_websocket_client_on_the_embedded_default(tmp_path
 
     assert_full_progress(messages)
     assert all(m["job"]["id"] == job_id for m in messages)
+
+
+def test_a_job_queued_from_the_command_line_is_announced_before_the_command_exits(tmp_path):
+    """``manage.py ocr_submit --no-wait`` publishes "queued" and exits at once: the event still goes out."""
+    with embedded_default(tmp_path) as (base, token, manage, env):
+        document = tmp_path / "note.png"
+        document.write_bytes(small_png())
+        errors: list[str] = []
+
+        def submit_from_the_command_line(base_url: str, token: str) -> str:
+            done = subprocess.run([*manage, "ocr_submit", str(document), "--pipeline", "ocr", "--no-wait"],
+                                  cwd=REPO, env=env, capture_output=True, text=True, check=True)
+            errors.append(done.stderr)
+            return re.search(r"Job ([0-9a-f-]{36}) queued", done.stdout).group(1)
+
+        job_id, messages = asyncio.run(follow_one_job(base, token, submit_from_the_command_line))
+
+    assert "Could not publish" not in errors[0], errors[0]
+    assert_full_progress(messages)
