@@ -1,9 +1,12 @@
 """ASGI entry point: HTTP through Django, WebSockets through Channels."""
 
+import mimetypes
 import os
 
 import django
+import PIL.Image
 from asgiref.sync import sync_to_async
+from django.apps import apps
 from django.core.handlers.asgi import ASGIHandler
 from django.urls import get_resolver
 
@@ -34,6 +37,15 @@ django_asgi_app = SyncChainASGIHandler()
 # reverse map on the first request that needs them: half a second that the first submit
 # each web process answered waited through. Pay it here, before the server listens.
 get_resolver().reverse_dict  # noqa: B018 - imports the URLconf and populates the resolver
+# The same for a submission's own lazy set-ups: the MIME table (read from /etc/mime.types to
+# name the stored file) and Pillow's common format plugins. A cold process's first burst of
+# submits ran them on every request thread at once; they were a third of its CPU.
+mimetypes.init()
+PIL.Image.preinit()
+# And each model's column objects, which Django builds on the first query that selects them.
+for model in apps.get_models():
+    for field in model._meta.concrete_fields:
+        field.cached_col  # noqa: B018
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
