@@ -7,7 +7,8 @@ os.environ.setdefault("SECRET_KEY", "test-only-not-secret")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/ocr")
 os.environ.setdefault("OCR_ALLOW_PRIVATE_URLS", "true")
 # Tests write media under their own tmp_path (tests/conftest.py); nothing goes into the checkout's var/.
-os.environ.setdefault("MEDIA_ROOT", os.path.join(tempfile.gettempdir(), f"ocr-test-media-{os.getpid()}"))
+# One folder for every test process (not one per process): only the empty upload spool is made here.
+os.environ.setdefault("MEDIA_ROOT", os.path.join(tempfile.gettempdir(), "ocr-test-media"))
 os.environ.setdefault("HTTPS", "false")
 os.environ.setdefault("METRICS_CACHE_SECONDS", "0")
 # One test process makes thousands of calls from 127.0.0.1; tests of the limits set their own.
