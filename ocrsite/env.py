@@ -6,6 +6,7 @@ surfaces at boot, not as a silently ignored default.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import time
@@ -84,3 +85,16 @@ def secret_key_file(path: Path) -> str:
     with os.fdopen(fd, "w") as out:
         out.write(key + "\n")
     return key
+
+
+def memory_dir(secret: str, fallback: Path) -> Path:
+    """A folder of this site's in shared memory (``/dev/shm``) where Linux has one, else ``fallback``.
+
+    For state every process shares and no restart needs, written on each request (rate
+    limits): a small file there costs a tenth of one on a journaling disk. The name comes
+    from ``secret``, so another local user can neither guess it nor create it first.
+    """
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        return fallback
+    return shm / f"ocr-{hashlib.sha256(secret.encode()).hexdigest()[:24]}"

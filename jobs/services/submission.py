@@ -116,13 +116,12 @@ def _dedup_key(checked: CheckedDocument, **options) -> str:
 
 def _recent_duplicate(owner, dedup_key: str) -> Job | None:
     window = timezone.now() - timedelta(seconds=settings.OCR_DEDUP_WINDOW_SECONDS)
-    return (
-        Job.objects.filter(owner=owner, dedup_key=dedup_key, created_at__gte=window)
-        .exclude(status__in=(Job.Status.FAILED, Job.Status.CANCELED))
-        .select_related("document")
-        .order_by("-created_at")
-        .first()
-    )
+    # The key alone first: nearly every submission finds none, and the whole job with its
+    # document took three times as long to select (inside the write transaction).
+    found = (Job.objects.filter(owner=owner, dedup_key=dedup_key, created_at__gte=window)
+             .exclude(status__in=(Job.Status.FAILED, Job.Status.CANCELED))
+             .order_by("-created_at").values_list("pk", flat=True).first())
+    return None if found is None else Job.objects.select_related("document").get(pk=found)
 
 
 def _owner_settings(owner) -> tuple[Quotas, str]:

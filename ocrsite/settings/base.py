@@ -13,7 +13,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from ocrsite.env import env_bool, env_float, env_int, env_list, env_str, secret_key_file
+from ocrsite.env import env_bool, env_float, env_int, env_list, env_str, memory_dir, secret_key_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -317,15 +317,15 @@ else:
     raise ImproperlyConfigured("Set REDIS_URL: with a PostgreSQL DATABASE_URL the channel layer is Redis.")
 
 # --- cache ------------------------------------------------------------------
-# Shared by every process: DRF's rate limits count across web processes, and /metrics
-# counts workers from the status django-q2 publishes here. Redis when there is one;
-# the embedded default keeps it in files beside its database.
+# Shared by every process (rate limits; the worker status /metrics reads). Redis when there
+# is one; else files in shared memory (CACHE_DIR; ocrsite.env.memory_dir) or beside the database.
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
                           "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "")}}
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-                          "LOCATION": str(Path(DATABASES["default"]["NAME"]).parent / "cache")}}
+    DATABASE_FILE = Path(DATABASES["default"]["NAME"])
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": env_str(
+        "CACHE_DIR", str(memory_dir(f"{SECRET_KEY}{DATABASE_FILE}", DATABASE_FILE.parent / "cache")))}}
 
 # --- REST framework -----------------------------------------------------------
 REST_FRAMEWORK = {

@@ -91,6 +91,7 @@ def embedded_default(tmp_path: Path):
         "SECRET_KEY": "embedded-e2e-only",
         "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",  # var/db.sqlite3 without it: same engine
         "MEDIA_ROOT": str(tmp_path / "media"),
+        "CACHE_DIR": str(tmp_path / "cache"),  # not a folder in /dev/shm per test run
         "Q_WORKERS": "1",
         "Q_POLL": "0.2",
     })

@@ -27,6 +27,7 @@ def embedded_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         "SECRET_KEY": "embedded-e2e-only",
         "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
         "MEDIA_ROOT": str(tmp_path / "media"),
+        "CACHE_DIR": str(tmp_path / "cache"),  # not a folder in /dev/shm per test run
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         **extra,
     })

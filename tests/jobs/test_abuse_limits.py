@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -30,6 +32,13 @@ def test_user_rate_limit_answers_429_with_retry_after(api_client, settings):
     assert codes == [200, 200, 200, 429]
     response = api_client.get("/api/v1/jobs")
     assert response.json()["code"] == "throttled" and int(response["Retry-After"]) > 0
+
+
+def test_a_spent_budget_comes_back_one_request_per_interval(api_client, settings):
+    settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "user": "2/s"}  # two at once, then one per 0.5 s
+    assert [api_client.get("/api/v1/jobs").status_code for _ in range(3)] == [200, 200, 429]
+    time.sleep(0.6)
+    assert [api_client.get("/api/v1/jobs").status_code for _ in range(2)] == [200, 429]
 
 
 def test_anonymous_calls_are_limited_per_address(client, settings):

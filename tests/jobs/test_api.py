@@ -370,3 +370,26 @@ def test_many_waits_on_several_jobs_each_answer_when_their_own_job_ends(api_clie
     assert all(status == "canceled" for status, _ in answered.values())
     assert all(seconds < 1.5 for index, (_, seconds) in answered.items() if index < 3)
     assert all(2 <= seconds < 4 for index, (_, seconds) in answered.items() if index >= 3)
+
+
+def test_job_serializers_get_fields_of_their_own_built_as_drf_builds_them():
+    from rest_framework import serializers
+
+    from jobs.api.serializers import JobSerializer, PageSerializer
+
+    for serializer_class in (JobSerializer, PageSerializer):
+        first, second = serializer_class(), serializer_class()
+        drf_built = serializers.ModelSerializer.get_fields(serializer_class())
+        assert {name: type(field) for name, field in first.fields.items()} == \
+            {name: type(field) for name, field in drf_built.items()}
+        assert all(first.fields[name] is not second.fields[name] and first.fields[name].parent is first
+                   for name in drf_built)
+
+
+def test_job_links_and_templates_name_the_routes_they_lead_to(api_client):
+    job = upload(api_client, small_png()).json()
+    links = job["links"]
+    assert links["self"] == f"http://testserver{JOBS}/{job['id']}"
+    assert links["exports"]["alto"] == f"http://testserver{JOBS}/{job['id']}/export.alto"
+    assert links["correction_undo"] == f"http://testserver{JOBS}/{job['id']}/corrections/{{correction_id}}/undo"
+    assert api_client.get(links["self"]).json()["id"] == job["id"]

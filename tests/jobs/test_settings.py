@@ -15,10 +15,10 @@ from ocrsite.env import env_bool, env_int, env_list
 REPO = Path(__file__).resolve().parents[2]
 
 
-def boot(**env) -> subprocess.CompletedProcess:
-    """Import the production settings in a fresh interpreter with exactly ``env`` (plus PATH)."""
+def boot(show: str = "DATABASES['default']['ENGINE']", **env) -> subprocess.CompletedProcess:
+    """Import the production settings in a fresh interpreter with exactly ``env`` (plus PATH); prints ``show``."""
     return subprocess.run(
-        [sys.executable, "-c", "import ocrsite.settings.base as s; print(s.DATABASES['default']['ENGINE'])"],
+        [sys.executable, "-c", f"import ocrsite.settings.base as s; print(s.{show})"],
         cwd=REPO, env={"PATH": os.environ["PATH"], **env}, capture_output=True, text=True, timeout=60,
     )
 
@@ -78,3 +78,17 @@ def test_check_deploy_is_clean_with_the_production_example(tmp_path):
     checked = manage(["check", "--deploy", "--fail-level", "WARNING"], **env)
     assert checked.returncode == 0, checked.stderr + checked.stdout
     assert "no issues" in checked.stdout
+
+
+@pytest.mark.skipif(not os.access("/dev/shm", os.W_OK), reason="no shared memory folder on this system")
+def test_embedded_cache_lives_in_shared_memory_under_a_name_only_the_site_knows(tmp_path):
+    def cache_dir(**env) -> str:
+        booted = boot("CACHES['default']['LOCATION']", DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3", **env)
+        assert booted.returncode == 0, booted.stderr
+        return booted.stdout.strip()
+
+    one, same, other = cache_dir(SECRET_KEY="one-long-secret"), cache_dir(SECRET_KEY="one-long-secret"), \
+        cache_dir(SECRET_KEY="another-secret")
+    assert one.startswith("/dev/shm/ocr-") and one == same != other  # every process of a site shares it
+    assert "secret" not in one
+    assert cache_dir(SECRET_KEY="one-long-secret", CACHE_DIR=str(tmp_path / "cache")) == str(tmp_path / "cache")
