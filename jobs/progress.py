@@ -26,6 +26,7 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.apps import apps
+from django.db import connection
 from django.utils import timezone
 
 from jobs.models import Job
@@ -140,6 +141,10 @@ def _listened(groups: set[str]) -> set[str]:
     except Exception:  # noqa: BLE001 - best effort, as sending is: let the layer try every group
         logger.warning("Could not look up who listens to job events", exc_info=True)
         return groups
+    finally:
+        # Back to the process's pool (ocrsite/db_sqlite3), which closes it before a fork: kept
+        # by this thread, a forked child would close it and could take the WAL file with it.
+        connection.close()
 
 
 class JobEvents:
