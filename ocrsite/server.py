@@ -22,19 +22,28 @@ Run it as ``python -m ocrsite.server -b 127.0.0.1 -p 8000 ocrsite.asgi:applicati
 processes accept on one listening socket, as gunicorn's workers do: a submit costs about
 10 ms of CPU, and one process's requests share one interpreter lock, so a single process
 queued a burst of 20 submits for a quarter of a second.
+
+A kept-alive connection stays with the process that accepted it, and whichever process
+wakes first used to take all waiting connections: 20 clients connecting together were
+split 16/4 or 20/0, and the busier process answered its share twice as late. Each process
+now publishes how many connections it holds (``ConnectionCounts``) and takes one
+connection at a time, leaving it for a moment to a process that holds fewer.
 """
 
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
 import sys
 
 from daphne.cli import CommandLineInterface
+from twisted.internet import task, tcp
 from twisted.web import http
 from daphne.http_protocol import HTTPFactory, WebRequest
 from daphne.server import Server
@@ -118,6 +127,66 @@ class BoundedWebRequest(WebRequest):
         self.channel.transport.loseConnection()
 
 
+class ConnectionCounts:
+    """Open connections of each web process, in memory they all map (``memfd``); each writes its own slot."""
+
+    SLOT = 4  # bytes: one int32 per process
+
+    def __init__(self, fd: int, index: int):
+        from twisted.internet import reactor  # the asyncio reactor, which importing daphne installed
+
+        self.slots = memoryview(mmap.mmap(fd, 0)).cast("i")
+        self.index, self.reactor = index, reactor
+
+    @staticmethod
+    def create(processes: int) -> int:
+        """A zeroed shared table for ``processes`` servers; returns its descriptor, to pass to them."""
+        fd = os.memfd_create("ocr-web-connections", 0)
+        os.ftruncate(fd, processes * ConnectionCounts.SLOT)
+        return fd
+
+    def publish(self) -> None:
+        self.slots[self.index] = sum(isinstance(reader, tcp.Server) for reader in self.reactor.getReaders())
+
+    def others_hold_fewer(self) -> bool:
+        return min(self.slots) < self.slots[self.index]
+
+
+LEAVE_FOR_OTHERS_SECONDS = 0.005  # how long a busier process leaves a new connection to the others
+_counts: ConnectionCounts | None = None
+_accept_connections = tcp.Port.doRead
+
+
+def _accept_balanced(port) -> None:
+    """``Port.doRead`` taking one connection at a time, after a less busy process had its chance.
+
+    Every process waiting on the shared socket is woken. One holding more connections
+    than another stops reading for ``LEAVE_FOR_OTHERS_SECONDS``; if the connection is still
+    waiting then, it takes it, so a stuck process never leaves a connection unanswered.
+    """
+    take_anyway, port.take_anyway = getattr(port, "take_anyway", False), False
+    if _counts.others_hold_fewer() and not take_anyway:
+        port.stopReading()
+        port.reactor.callLater(LEAVE_FOR_OTHERS_SECONDS, _resume, port)
+        return
+    port.numberAccepts = 1
+    _accept_connections(port)
+    _counts.publish()
+
+
+def _resume(port) -> None:
+    port.take_anyway = bool(select.select([port.socket], [], [], 0)[0])  # nobody else took it
+    port.startReading()
+
+
+def _balance_connections(fd: int, index: int) -> None:
+    global _counts
+    _counts = ConnectionCounts(fd, index)
+    tcp.Port.doRead = _accept_balanced
+    # Closed connections are counted at the next accept, or within a second.
+    task.LoopingCall(_counts.publish).start(1.0, now=False)
+
+
 class BoundedHTTPFactory(HTTPFactory):
     def buildProtocol(self, addr):
         protocol = super().buildProtocol(addr)
@@ -159,8 +228,9 @@ def serve_in_processes(count: int, argv: list[str]) -> int:
     listener.bind((host.strip("[]"), port))
     listener.listen(1024)
     command = [sys.executable, "-m", "ocrsite.server", "--fd", str(listener.fileno()), *rest]
-    env = {**os.environ, "WEB_PROCESSES": "1"}
-    children = [subprocess.Popen(command, pass_fds=[listener.fileno()], env=env) for _ in range(count)]
+    counts = ConnectionCounts.create(count)
+    children = [subprocess.Popen(command, pass_fds=[listener.fileno(), counts], env={
+        **os.environ, "WEB_PROCESSES": "1", "WEB_CONNECTION_COUNTS": f"{counts}:{index}"}) for index in range(count)]
 
     def stop(signum, frame):
         for child in children:
@@ -193,4 +263,6 @@ if __name__ == "__main__":
     argv = sys.argv[1:]
     if web_processes() > 1 and "--fd" not in argv:
         sys.exit(serve_in_processes(web_processes(), argv))
+    if shared := os.environ.pop("WEB_CONNECTION_COUNTS", ""):
+        _balance_connections(*map(int, shared.split(":")))
     BoundedCommandLineInterface.entrypoint()

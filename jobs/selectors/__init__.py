@@ -64,6 +64,8 @@ def job_queue_position(job: Job) -> int | None:
     """1-based place among queued jobs of the same cluster (oldest first); None unless queued."""
     if job.status != Job.Status.QUEUED:
         return None
+    if job.queue_position_at_submit is not None:
+        return job.queue_position_at_submit
     ahead = Job.objects.filter(status=Job.Status.QUEUED, cluster=job.cluster, created_at__lt=job.created_at).count()
     return ahead + 1
 

@@ -6,11 +6,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Sum
-from django.utils import timezone
 
 from jobs.errors import QuotaExceeded
-from jobs.models import Document, Job
+
+QUOTA_DAY = timedelta(days=1)  # the window of the pages-per-day quota
 
 
 @dataclass(frozen=True)
@@ -27,23 +26,26 @@ class Quotas:
                    storage_bytes=_limit(own.get("max_storage_bytes"), settings.OCR_QUOTA_STORAGE_BYTES))
 
 
-def quota_check(*, owner, quotas: Quotas, pages: int, size_bytes: int) -> None:
-    """Raise ``QuotaExceeded`` when this submission would take ``owner`` over ``quotas``.
+@dataclass(frozen=True)
+class Usage:
+    """What a user has used of their quotas: pages submitted in the last ``QUOTA_DAY``, bytes stored."""
 
-    Call it inside the transaction that creates the job, after the owner's row
+    pages_last_day: int
+    stored_bytes: int
+
+
+def quota_check(*, quotas: Quotas, usage: Usage, pages: int, size_bytes: int) -> None:
+    """Raise ``QuotaExceeded`` when this submission would take its owner over ``quotas``.
+
+    Read ``usage`` inside the transaction that creates the job, after the owner's row
     is locked, so that concurrent submissions cannot both squeeze under it.
     """
-    if quotas.pages_per_day:
-        since = timezone.now() - timedelta(days=1)
-        used = Job.objects.filter(owner=owner, created_at__gte=since).aggregate(n=Sum("pages_total"))["n"] or 0
-        if used + pages > quotas.pages_per_day:
-            raise QuotaExceeded(f"This would make {used + pages} pages in 24 hours; your quota is "
-                                f"{quotas.pages_per_day}. Try again later or ask an administrator for more.")
-    if quotas.storage_bytes:
-        stored = Document.objects.filter(owner=owner).aggregate(n=Sum("size_bytes"))["n"] or 0
-        if stored + size_bytes > quotas.storage_bytes:
-            raise QuotaExceeded(f"This upload would make {stored + size_bytes} stored bytes; your quota is "
-                                f"{quotas.storage_bytes}. Delete old jobs to make room.")
+    if quotas.pages_per_day and usage.pages_last_day + pages > quotas.pages_per_day:
+        raise QuotaExceeded(f"This would make {usage.pages_last_day + pages} pages in 24 hours; your quota is "
+                            f"{quotas.pages_per_day}. Try again later or ask an administrator for more.")
+    if quotas.storage_bytes and usage.stored_bytes + size_bytes > quotas.storage_bytes:
+        raise QuotaExceeded(f"This upload would make {usage.stored_bytes + size_bytes} stored bytes; your quota "
+                            f"is {quotas.storage_bytes}. Delete old jobs to make room.")
 
 
 def _limit(own: int | None, default: int) -> int:

@@ -83,6 +83,44 @@ def test_processes_share_one_socket_and_stop_together(tmp_path):
         assert not any(Path(f"/proc/{pid}").exists() for pid in workers)
 
 
+def connections_per_process(port: int, pids: list[int]) -> list[int]:
+    """Established connections to ``port`` that each of ``pids`` holds, fewest first (from /proc)."""
+    established = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].split(":")[1], 16) == port and fields[3] == "01":
+            established.add(fields[9])  # the socket's inode
+    held = []
+    for pid in pids:
+        links = (os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd"))
+        held.append(sum(link[8:-1] in established for link in links if link.startswith("socket:[")))
+    return sorted(held)
+
+
+def test_kept_alive_connections_are_shared_evenly_between_the_processes(tmp_path):
+    """A connection stays with the process that accepted it; the first to wake used to take them all."""
+    env = embedded_env(tmp_path, WEB_PROCESSES="2")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with background(server(port), env, tmp_path / "web.log") as process:
+        wait_until_serving(base + "/healthz", process, tmp_path / "web.log")
+        workers = children_of(process.pid)
+
+        one_after_another = [requests.Session() for _ in range(20)]
+        for session in one_after_another:
+            assert session.get(base + "/healthz", timeout=30).status_code == 200
+        fewer, more = connections_per_process(port, workers)
+        assert fewer + more == 20 and more - fewer <= 2  # 12/8 and 13/7 before
+
+        at_once = [requests.Session() for _ in range(20)]
+        with ThreadPoolExecutor(20) as pool:
+            assert set(pool.map(lambda s: s.get(base + "/healthz", timeout=30).status_code, at_once)) == {200}
+        fewer, more = connections_per_process(port, workers)
+        assert fewer + more == 40 and more - fewer <= 4  # 20 at once: 12/8 and 16/4 before
+        for session in one_after_another + at_once:
+            session.close()
+
+
 def test_the_anonymous_rate_limit_counts_across_web_processes(tmp_path):
     """Two servers on one database: a client cannot double its allowance by switching between them."""
     env = embedded_env(tmp_path, WEB_PROCESSES="1", API_THROTTLE_ANON="20/min")

@@ -78,6 +78,18 @@ def test_submit_upload_returns_202_with_location(api_client):
     assert OrmQ.objects.count() == 1
 
 
+def test_each_submit_answers_its_place_in_the_queue_as_the_job_status_later_does(api_client, other_api_client):
+    first = upload(api_client, small_png()).json()
+    second = upload(other_api_client, small_png()).json()  # another owner: not a duplicate
+    third = upload(api_client, three_page_pdf(), name="report.pdf").json()
+
+    assert [job["queue_position"] for job in (first, second, third)] == [1, 2, 3]
+    assert [api_client.get(f"{JOBS}/{job['id']}").json()["queue_position"] for job in (first, third)] == [1, 3]
+    api_client.post(f"{JOBS}/{first['id']}/cancel")
+    assert api_client.get(f"{JOBS}/{third['id']}").json()["queue_position"] == 2
+    assert upload(api_client, small_png(), lang="de").json()["queue_position"] == 3
+
+
 def test_resubmission_within_window_returns_the_same_job(api_client):
     first = upload(api_client, small_png()).json()
     again = upload(api_client, small_png())

@@ -134,6 +134,38 @@ def test_writers_in_several_processes_each_see_the_last_commit(database):
     assert count(database) == 400
 
 
+def hold_until(path, holding, release) -> None:
+    connection = connect(path)
+    begin(connection)
+    connection.cursor().execute("UPDATE counter SET n = n + 1")
+    holding.set()
+    release.wait(20)
+    commit(connection)
+    connection.close()
+
+
+def test_a_child_forked_while_a_thread_waits_for_the_write_lock_can_write(database):
+    """Threads of a process queue on a lock of the process before the file. A child forked while a
+    thread held that queue's lock (django-q2 forks workers from a process whose event sender thread
+    writes) must not inherit it held: it would wait out the timeout on every write."""
+    fork = multiprocessing.get_context("fork")  # before this process opens any connection
+    holding, release = fork.Event(), fork.Event()
+    holder = fork.Process(target=hold_until, args=(database, holding, release))
+    holder.start()
+    assert holding.wait(10)
+    waiter = threading.Thread(target=increment, args=(database, 1))
+    waiter.start()  # takes this process's queue, then polls the file the holder has
+    time.sleep(0.3)
+    child = fork.Process(target=increment, args=(database, 1))
+    child.start()
+    release.set()
+    for process in (holder, child):
+        process.join(20)
+        assert process.exitcode == 0
+    waiter.join(20)
+    assert count(database) == 3
+
+
 def test_a_closed_connection_serves_the_next_thread_and_one_closed_mid_transaction_is_dropped(database):
     """Connections are pooled per process: reused after a clean close, never with a transaction open."""
     first = connect(database)
