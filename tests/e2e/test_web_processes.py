@@ -4,6 +4,7 @@ limit, one signal to stop them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -57,7 +58,9 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])
 
 
-def test_processes_share_one_socket_and_stop_together(tmp_path):
+@contextlib.contextmanager
+def two_web_processes(tmp_path: Path):
+    """The server with ``WEB_PROCESSES=2``, serving: yields (parent process, base URL, port, the two servers)."""
     env = embedded_env(tmp_path, WEB_PROCESSES="2")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -65,6 +68,11 @@ def test_processes_share_one_socket_and_stop_together(tmp_path):
         wait_until_serving(base + "/healthz", process, tmp_path / "web.log")
         workers = children_of(process.pid)
         assert len(workers) == 2
+        yield process, base, port, workers
+
+
+def test_processes_share_one_socket_and_stop_together(tmp_path):
+    with two_web_processes(tmp_path) as (process, base, port, workers):
         before = {pid: cpu_ticks(pid) for pid in workers}
 
         def fetch(_):  # a connection of its own each: the kernel gives it to either process
@@ -99,13 +107,7 @@ def connections_per_process(port: int, pids: list[int]) -> list[int]:
 
 def test_kept_alive_connections_are_shared_evenly_between_the_processes(tmp_path):
     """A connection stays with the process that accepted it; the first to wake used to take them all."""
-    env = embedded_env(tmp_path, WEB_PROCESSES="2")
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    with background(server(port), env, tmp_path / "web.log") as process:
-        wait_until_serving(base + "/healthz", process, tmp_path / "web.log")
-        workers = children_of(process.pid)
-
+    with two_web_processes(tmp_path) as (process, base, port, workers):
         one_after_another = [requests.Session() for _ in range(20)]
         for session in one_after_another:
             assert session.get(base + "/healthz", timeout=30).status_code == 200
