@@ -78,25 +78,27 @@ def job_create(
     )
     # The write transaction holds the database's write lock (all of it, on SQLite): only the
     # checks that must see every earlier submission and the inserts happen inside it.
+    def write() -> Job | None:
+        """The earlier job this one duplicates, or None once this one is inserted and queued."""
+        if connection.features.has_select_for_update:
+            # Lock the owner's row so two identical submissions arriving at once serialise
+            # here and the second one finds the first job (SQLite's BEGIN IMMEDIATE already
+            # serialises every writer).
+            get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
+        state = _submission_state(owner, dedup_key, job.cluster)
+        if state.duplicate is not None:
+            return Job.objects.select_related("document").get(pk=state.duplicate)
+        job.webhook_url = webhook_url or state.default_webhook_url
+        quota_check(quotas=state.quotas, usage=state.usage, pages=job.pages_total, size_bytes=checked.size_bytes)
+        stored.save()
+        enqueue_job(job)
+        job.save(force_insert=True)
+        job.queue_position_at_submit = state.queued_ahead + 1
+        transaction.on_commit(lambda: progress.publish(job, "queued"))
+        return None
+
     try:
-        with transaction.atomic():
-            if connection.features.has_select_for_update:
-                # Lock the owner's row so two identical submissions arriving at once serialise
-                # here and the second one finds the first job (SQLite's BEGIN IMMEDIATE already
-                # serialises every writer).
-                get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
-            state = _submission_state(owner, dedup_key, job.cluster)
-            existing = None if state.duplicate is None else Job.objects.select_related("document").get(
-                pk=state.duplicate)
-            if existing is None:
-                job.webhook_url = webhook_url or state.default_webhook_url
-                quota_check(quotas=state.quotas, usage=state.usage, pages=job.pages_total,
-                            size_bytes=checked.size_bytes)
-                stored.save()
-                enqueue_job(job)
-                job.save(force_insert=True)
-                job.queue_position_at_submit = state.queued_ahead + 1
-                transaction.on_commit(lambda: progress.publish(job, "queued"))
+        existing = _in_write_transaction(write)
     except BaseException:
         stored.file.delete(save=False)  # the row rolled back, or was never saved: the file goes too
         raise
@@ -112,6 +114,16 @@ def job_create_from_url(*, owner, file_url: str, **options) -> tuple[Job, bool]:
         file_url, max_bytes=settings.OCR_MAX_UPLOAD_BYTES, timeout=settings.OCR_URL_FETCH_TIMEOUT
     )
     return job_create(owner=owner, file=content, filename=filename, **options)
+
+
+def _in_write_transaction(write):
+    """``write()`` in a transaction; on the embedded SQLite, one shared with the other submissions of
+    this process that are waiting for the write lock (``group_commit``), as bursts of them do."""
+    group = getattr(connection, "group_commit", None)
+    if group is None or connection.in_atomic_block:  # a caller's transaction must hold the write itself
+        with transaction.atomic():
+            return write()
+    return group.run(write)
 
 
 def _dedup_key(checked: CheckedDocument, **options) -> str:

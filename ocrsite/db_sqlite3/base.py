@@ -10,7 +10,8 @@ Web, worker and scheduler processes all queue this way. The threads of one proce
 queue on a lock of the process (``_process_gate``), so one thread per process polls the
 file: in a burst of 20 submits, 18 threads polling every 2 ms took the interpreter lock
 from the one thread that held the write lock and had work to finish. The gate is handed
-to the next thread of the process the moment it is released.
+to the next thread of the process the moment it is released. Code that writes in bursts can
+also share one transaction among the threads waiting to write (``group_commit``).
 
 Readers take no lock: in WAL mode they never wait for the writer. SQLite's busy
 timeout stays as the fallback for a writer from outside (the ``sqlite3`` shell).
@@ -33,28 +34,36 @@ import time
 from django.db import OperationalError
 from django.db.backends.sqlite3 import base
 
+from ocrsite.db_sqlite3.group_commit import GroupCommit
+
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER")
 LONGEST_PAUSE = 0.002  # seconds between tries: how late a waiter may see the lock freed
 POOL_SIZE = 8  # idle connections a process keeps per database file
 
 
 _process_gates: dict[str, threading.Lock] = {}
-_process_gates_lock = threading.Lock()
+_process_groups: dict[tuple[str, str], GroupCommit] = {}
+_process_state_lock = threading.Lock()
 
 
 def _process_gate(path: str) -> threading.Lock:
     """The lock the threads of this process take before they try the write lock file ``path``."""
-    with _process_gates_lock:
+    with _process_state_lock:
         return _process_gates.setdefault(path, threading.Lock())
 
 
-def _new_process_gates() -> None:
-    # A child forked while another thread held a gate would find it held forever.
-    global _process_gates, _process_gates_lock
-    _process_gates, _process_gates_lock = {}, threading.Lock()
+def _process_group(path: str, alias: str) -> GroupCommit:
+    with _process_state_lock:
+        return _process_groups.setdefault((path, alias), GroupCommit(alias))
 
 
-os.register_at_fork(after_in_child=_new_process_gates)
+def _new_process_state() -> None:
+    # A child forked while another thread held a gate, or led a group, would find it held forever.
+    global _process_gates, _process_groups, _process_state_lock
+    _process_gates, _process_groups, _process_state_lock = {}, {}, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_process_state)
 
 
 class WriteLock:
@@ -178,6 +187,14 @@ class DatabaseWrapper(base.DatabaseWrapper):
         cursor = self.connection.cursor(factory=WriteLockedCursor)
         cursor.wrapper = self
         return cursor
+
+    @property
+    def group_commit(self) -> GroupCommit | None:
+        """Write transactions shared by the threads of this process (None for an in-memory database)."""
+        name = str(self.settings_dict["NAME"])
+        if self.is_in_memory_db() or name.startswith("file:"):
+            return None
+        return _process_group(name, self.alias)
 
     def write_statement(self, query: str) -> WriteLock | contextlib.nullcontext:
         """The write lock for ``query`` when it writes outside a transaction (which holds the lock already)."""

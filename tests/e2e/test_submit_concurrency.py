@@ -59,13 +59,22 @@ def test_concurrent_submits_while_a_worker_writes_on_the_embedded_default(tmp_pa
     with embedded_default(tmp_path) as (base, token, manage, env):
         distinct = assert_all_accepted(submit_all(base, token, [distinct_png(i) for i in range(CLIENTS)]))
         same = assert_all_accepted(submit_all(base, token, [distinct_png(CLIENTS)] * 10))
+        # Room for five more pages today, then twelve at once: the submissions that share a
+        # transaction (group commit) each see the ones before them, and the refused ones roll back alone.
+        subprocess.run([*manage, "shell", "-c", (
+            "from jobs.models import UserSettings; from django.contrib.auth import get_user_model; "
+            f"UserSettings.objects.create(user=get_user_model().objects.get(), max_pages_per_day={CLIENTS + 6})")],
+            cwd=REPO, env=env, check=True)
+        over_quota = submit_all(base, token, [distinct_png(CLIENTS + 1 + i) for i in range(12)])
 
     assert len(distinct) == CLIENTS and len(same) == 1
+    assert sorted(r.status_code for r in over_quota) == [202] * 5 + [429] * 7
+    assert {r.json()["code"] for r in over_quota if r.status_code == 429} == {"quota_exceeded"}
     count = subprocess.run(
         [*manage, "shell", "-c", "from jobs.models import Job; print(Job.objects.count())"],
         cwd=REPO, env=env, check=True, capture_output=True, text=True,
     )
-    assert count.stdout.split()[-1] == str(CLIENTS + 1)
+    assert count.stdout.split()[-1] == str(CLIENTS + 1 + 5)
 
 
 @pytest.mark.django_db(transaction=True)

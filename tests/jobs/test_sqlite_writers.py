@@ -11,9 +11,12 @@ import threading
 import time
 
 import pytest
-from django.db import OperationalError
+from django.db import OperationalError, connections
 
 from ocrsite.db_sqlite3.base import DatabaseWrapper
+
+
+ALIAS = "writers"
 
 
 def connect(path, timeout: float = 30) -> DatabaseWrapper:
@@ -24,7 +27,7 @@ def connect(path, timeout: float = 30) -> DatabaseWrapper:
         "TIME_ZONE": None, "CONN_MAX_AGE": 0, "CONN_HEALTH_CHECKS": False, "AUTOCOMMIT": True,
         "ATOMIC_REQUESTS": False, "TEST": {},
     }
-    return DatabaseWrapper(settings_dict, alias="writers")
+    return DatabaseWrapper(settings_dict, alias=ALIAS)
 
 
 def begin(connection: DatabaseWrapper) -> None:
@@ -188,3 +191,41 @@ def test_a_closed_connection_serves_the_next_thread_and_one_closed_mid_transacti
     writer.cursor().execute("UPDATE counter SET n = n + 10")  # gets the write lock at once
     writer.close()
     assert count(database) == 11
+
+
+def test_writers_queued_behind_the_lock_share_one_transaction_and_a_failing_one_rolls_back_alone(database):
+    """Group commit: threads that queue while another transaction holds the write lock run in one
+    transaction, each in a savepoint, and get their own result or exception back."""
+    holder = connect(database)
+    begin(holder)  # holds the write lock: the first writer leads a batch that waits behind it
+    group = holder.group_commit
+    results: dict[int, object] = {}
+
+    def write(index: int) -> None:
+        connections[ALIAS] = connect(database)  # this thread's connection, as Django makes one per thread
+
+        def increment_on_the_leaders_connection():
+            connection = connections[ALIAS]
+            connection.cursor().execute("UPDATE counter SET n = n + 1")
+            if index == 3:
+                raise ValueError("this one fails after writing")
+            return id(connection)
+
+        try:
+            results[index] = group.run(increment_on_the_leaders_connection)
+        except ValueError as error:
+            results[index] = error
+        finally:
+            connections[ALIAS].close()
+
+    threads = [threading.Thread(target=write, args=(index,)) for index in range(8)]
+    for thread in threads:
+        thread.start()
+        time.sleep(0.05)  # the first one leads; the others queue behind it
+    commit(holder)
+    for thread in threads:
+        thread.join(20)
+
+    assert isinstance(results.pop(3), ValueError)
+    assert count(database) == 7  # the failed one's write rolled back with its savepoint
+    assert len(set(results.values())) == 2  # the first writer's transaction, then one for the seven queued
