@@ -3,11 +3,11 @@
 In a burst of submissions every request needs the write lock for about a millisecond of
 work, and took it once each. The lock holder shared its interpreter with the nine other
 requests of its process, so each hold stretched to 10–30 ms while the other process's
-requests, all waiting for the lock, left their core to the OCR workers. Here the first
-thread to arrive leads: it takes the lock once and runs its own work and that of every
-thread that queued meanwhile, each in a savepoint, so one that fails (a quota exceeded)
-rolls back alone. The waiters sleep instead of competing for the interpreter. When the
-batch ends, the next waiting thread leads the next one.
+requests, all waiting for the lock, left their core to the OCR workers. Here a thread that
+finds no batch running leads one: it takes the work queued at that moment (its own first),
+takes the lock once and runs each piece in a savepoint, so one that fails (a quota exceeded)
+rolls back alone. Threads that arrive meanwhile sleep instead of competing for the
+interpreter; when the batch ends, the first of them leads the next batch with all of them.
 """
 
 from __future__ import annotations
