@@ -41,9 +41,10 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 
 from daphne.cli import CommandLineInterface
-from twisted.internet import task, tcp
+from twisted.internet import tcp
 from twisted.web import http
 from daphne.http_protocol import HTTPFactory, WebRequest
 from daphne.server import Server
@@ -133,10 +134,8 @@ class ConnectionCounts:
     SLOT = 4  # bytes: one int32 per process
 
     def __init__(self, fd: int, index: int):
-        from twisted.internet import reactor  # the asyncio reactor, which importing daphne installed
-
         self.slots = memoryview(mmap.mmap(fd, 0)).cast("i")
-        self.index, self.reactor = index, reactor
+        self.index = index
 
     @staticmethod
     def create(processes: int) -> int:
@@ -145,14 +144,15 @@ class ConnectionCounts:
         os.ftruncate(fd, processes * ConnectionCounts.SLOT)
         return fd
 
-    def publish(self) -> None:
-        self.slots[self.index] = sum(isinstance(reader, tcp.Server) for reader in self.reactor.getReaders())
+    def change(self, by: int) -> None:
+        self.slots[self.index] += by
 
     def others_hold_fewer(self) -> bool:
         return min(self.slots) < self.slots[self.index]
 
 
-LEAVE_FOR_OTHERS_SECONDS = 0.005  # how long a busier process leaves a new connection to the others
+LEAVE_FOR_OTHERS_SECONDS = 0.02  # how long a busier process leaves a new connection to the others at most
+RECHECK_SECONDS = 0.001  # how often it looks whether they have caught up meanwhile
 _counts: ConnectionCounts | None = None
 _accept_connections = tcp.Port.doRead
 
@@ -161,30 +161,54 @@ def _accept_balanced(port) -> None:
     """``Port.doRead`` taking one connection at a time, after a less busy process had its chance.
 
     Every process waiting on the shared socket is woken. One holding more connections
-    than another stops reading for ``LEAVE_FOR_OTHERS_SECONDS``; if the connection is still
-    waiting then, it takes it, so a stuck process never leaves a connection unanswered.
+    than another stops reading until the others have caught up, for at most
+    ``LEAVE_FOR_OTHERS_SECONDS``; if the connection is still waiting then, it takes it, so a
+    stuck process never leaves a connection unanswered. A fixed pause was either too short
+    for a process whose request threads held the interpreter lock for its 5 ms switch
+    interval (the busier one then took 23 of 40 connections anyway) or, at 20 ms, left
+    connections waiting after the others had caught up.
     """
     take_anyway, port.take_anyway = getattr(port, "take_anyway", False), False
     if _counts.others_hold_fewer() and not take_anyway:
         port.stopReading()
-        port.reactor.callLater(LEAVE_FOR_OTHERS_SECONDS, _resume, port)
+        port.reactor.callLater(RECHECK_SECONDS, _recheck, port, time.monotonic() + LEAVE_FOR_OTHERS_SECONDS)
         return
     port.numberAccepts = 1
     _accept_connections(port)
-    _counts.publish()
 
 
-def _resume(port) -> None:
-    port.take_anyway = bool(select.select([port.socket], [], [], 0)[0])  # nobody else took it
+def _recheck(port, deadline: float) -> None:
+    if _counts.others_hold_fewer() and time.monotonic() < deadline:
+        port.reactor.callLater(RECHECK_SECONDS, _recheck, port, deadline)
+        return
+    # The others caught up, or they left the connection waiting until the deadline.
+    port.take_anyway = time.monotonic() >= deadline and bool(select.select([port.socket], [], [], 0)[0])
     port.startReading()
+
+
+class CountedConnection(tcp.Server):
+    """An accepted connection, counted from accept to close.
+
+    Not the reactor's readers, as before: a connection whose request is being answered is
+    paused, so the busier process counted fewer and took more (23 of 40).
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _counts.change(+1)
+
+    def connectionLost(self, reason):
+        try:
+            super().connectionLost(reason)
+        finally:
+            _counts.change(-1)
 
 
 def _balance_connections(fd: int, index: int) -> None:
     global _counts
     _counts = ConnectionCounts(fd, index)
     tcp.Port.doRead = _accept_balanced
-    # Closed connections are counted at the next accept, or within a second.
-    task.LoopingCall(_counts.publish).start(1.0, now=False)
+    tcp.Port.transport = CountedConnection
 
 
 class BoundedHTTPFactory(HTTPFactory):

@@ -7,7 +7,6 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import timedelta
-from types import SimpleNamespace
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -20,6 +19,7 @@ from jobs.models import Document, Job, UserSettings
 from jobs.queue import cluster_for, enqueue_job
 from jobs.services.documents import CheckedDocument, Upload, document_check, document_store
 from jobs.services.quotas import QUOTA_DAY, Quotas, Usage, quota_check
+from jobs.sql import quoted_columns, quoted_table
 from jobs.urlguard import check_public_url, fetch_url
 from ocr_engine import pipelines
 from ocr_engine.config import DEFAULT_LANG
@@ -182,12 +182,6 @@ FROM (SELECT 1 AS one) AS one_row LEFT JOIN {owns} own ON own.{own.user} = %s
 
 @functools.cache
 def _state_sql(vendor: str) -> str:
-    quote = connection.ops.quote_name  # the same function for every connection of a vendor
-
-    def columns(model) -> SimpleNamespace:
-        return SimpleNamespace(**{field.name: quote(field.column) for field in model._meta.concrete_fields})
-
     return _STATE_SQL.format(
-        jobs=quote(Job._meta.db_table), documents=quote(Document._meta.db_table),
-        owns=quote(UserSettings._meta.db_table),
-        job=columns(Job), document=columns(Document), own=columns(UserSettings))
+        jobs=quoted_table(Job), documents=quoted_table(Document), owns=quoted_table(UserSettings),
+        job=quoted_columns(Job), document=quoted_columns(Document), own=quoted_columns(UserSettings))

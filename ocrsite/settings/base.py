@@ -92,6 +92,9 @@ AXES_RESET_ON_SUCCESS = True
 ROOT_URLCONF = "ocrsite.urls"
 WSGI_APPLICATION = "ocrsite.wsgi.application"
 ASGI_APPLICATION = "ocrsite.asgi.application"
+# Threads each web process runs requests on (ocrsite.asgi), reused from one request to the next.
+# A request holds one until it is answered: a `GET /jobs/{id}?wait=` holds it while it waits.
+WEB_REQUEST_THREADS = env_int("WEB_REQUEST_THREADS", 256)
 
 TEMPLATES = [
     {

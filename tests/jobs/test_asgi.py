@@ -9,9 +9,10 @@ import sys
 import pytest
 from asgiref.sync import async_to_sync
 from asgiref.testing import ApplicationCommunicator
+from django.core.files.base import ContentFile
 from rest_framework.authtoken.models import Token
 
-from tests.jobs.factories import JobFactory, UserFactory
+from tests.jobs.factories import JobFactory, PageResultFactory, UserFactory
 
 
 def http_get(path: str, headers: list[tuple[bytes, bytes]]) -> tuple[dict, bytes]:
@@ -27,10 +28,14 @@ def http_get(path: str, headers: list[tuple[bytes, bytes]]) -> tuple[dict, bytes
     async def call():
         communicator = ApplicationCommunicator(application, scope)
         await communicator.send_input({"type": "http.request", "body": b"", "more_body": False})
-        start = await communicator.receive_output(30)
-        body = await communicator.receive_output(30)
+        start, body = await communicator.receive_output(30), b""
+        while True:  # a streamed file comes in several messages
+            message = await communicator.receive_output(30)
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
         await communicator.wait(5)
-        return start, body["body"]
+        return start, body
 
     return async_to_sync(call)()
 
@@ -55,6 +60,28 @@ def test_an_anonymous_api_call_is_refused_through_the_asgi_app():
     start, body = http_get("/api/v1/jobs", [])
     assert start["status"] == 401
     assert json.loads(body)["code"] == "not_authenticated"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_page_image_streams_through_the_asgi_app_and_each_request_returns_its_connection():
+    from django.db import connections
+
+    user = UserFactory()
+    page = PageResultFactory(job=JobFactory(owner=user))
+    image = bytes(range(256)) * 4096  # 1 MiB: more than one chunk
+    page.image.save("page.jpg", ContentFile(image))
+    token = Token.objects.create(user=user)
+    auth = [(b"authorization", f"Token {token.key}".encode())]
+    for _ in range(3):  # one thread serves them all, in turn
+        start, body = http_get(f"/api/v1/jobs/{page.job_id}", auth)
+        assert start["status"] == 200 and json.loads(body)["id"] == str(page.job_id)
+        start, body = http_get(f"/api/v1/jobs/{page.job_id}/pages/1/image", auth)
+        assert start["status"] == 200
+        assert dict(start["headers"])[b"Content-Type"] == b"image/jpeg"
+        assert body == image
+    with connections["default"].cursor() as cursor:  # the request threads closed theirs: only this test's
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")
+        assert cursor.fetchone()[0] == 1
 
 
 def test_the_app_has_its_urls_resolved_before_the_first_request():

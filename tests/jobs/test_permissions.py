@@ -58,3 +58,21 @@ def test_admin_actions_need_change_permission(job_id, client, django_user_model)
     assert "cancel_jobs" in client.get("/admin/jobs/job/").content.decode()
     client.post("/admin/jobs/job/", {"action": "cancel_jobs", "_selected_action": [job_id]})
     assert Job.objects.get(pk=job_id).status == "canceled"
+
+
+def test_a_token_acts_as_its_user_until_the_user_is_deactivated_or_the_token_replaced(job_id, user, other_user):
+    client = token_client(user)
+    own = client.get(f"/api/v1/jobs/{job_id}")
+    assert own.status_code == 200 and own.json()["id"] == job_id
+    assert token_client(other_user).get(f"/api/v1/jobs/{job_id}").status_code == 404  # another user's token
+
+    user.is_active = False
+    user.save()
+    refused = client.get(f"/api/v1/jobs/{job_id}")
+    assert refused.status_code == 401 and refused.json()["detail"] == "User inactive or deleted."
+
+    user.is_active = True
+    user.save()
+    user.auth_token.delete()  # regenerated in the settings page
+    refused = client.get(f"/api/v1/jobs/{job_id}")
+    assert refused.status_code == 401 and refused.json()["detail"] == "Invalid token."
