@@ -165,7 +165,7 @@ def _accept_balanced(port) -> None:
     ``LEAVE_FOR_OTHERS_SECONDS``; if the connection is still waiting then, it takes it, so a
     stuck process never leaves a connection unanswered. A fixed pause was either too short
     for a process whose request threads held the interpreter lock for its 5 ms switch
-    interval (the busier one then took 23 of 40 connections anyway) or, at 20 ms, left
+    interval (the busier one then took the connection anyway) or, at 20 ms, left
     connections waiting after the others had caught up.
     """
     take_anyway, port.take_anyway = getattr(port, "take_anyway", False), False
@@ -189,8 +189,8 @@ def _recheck(port, deadline: float) -> None:
 class CountedConnection(tcp.Server):
     """An accepted connection, counted from accept to close.
 
-    Not the reactor's readers, as before: a connection whose request is being answered is
-    paused, so the busier process counted fewer and took more (23 of 40).
+    Counting the reactor's readers missed the connections whose requests were being answered
+    (the reactor pauses them), so the busier process counted fewer and took more: 23 of 40.
     """
 
     def __init__(self, *args, **kwargs):
