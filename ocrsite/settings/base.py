@@ -59,8 +59,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    # jobs before django_q: its `qcluster` command (model check + SIGTERM
-    # drain, jobs/worker.py) takes precedence over django-q2's.
+    # jobs before django_q: its `qcluster` command (model check, SIGTERM drain) overrides django-q2's.
     "jobs",
     "django_q",
     "channels",
@@ -92,8 +91,7 @@ AXES_RESET_ON_SUCCESS = True
 ROOT_URLCONF = "ocrsite.urls"
 WSGI_APPLICATION = "ocrsite.wsgi.application"
 ASGI_APPLICATION = "ocrsite.asgi.application"
-# Threads each web process runs requests on (ocrsite.asgi), reused from one request to the next.
-# A request holds one until it is answered: a `GET /jobs/{id}?wait=` holds it while it waits.
+# Reused threads each web process runs requests on (ocrsite.asgi); a `?wait=` holds one while it waits.
 WEB_REQUEST_THREADS = env_int("WEB_REQUEST_THREADS", 256)
 
 TEMPLATES = [
@@ -341,8 +339,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "jobs.api.exceptions.exception_handler",
-    # Anonymous calls are counted per address by jobs.api.auth (DRF would throttle
-    # only after refusing them).
+    # Anonymous calls are counted per address by jobs.api.auth (DRF throttles only after refusing).
     "DEFAULT_THROTTLE_CLASSES": ["jobs.api.throttles.UserRateThrottle"],
     # X-Forwarded-For is trusted for one proxy hop only behind HTTPS=true (our proxy).
     "NUM_PROXIES": 1 if HTTPS else 0,
