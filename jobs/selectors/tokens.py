@@ -15,7 +15,7 @@ def token_with_user(key: str) -> Token | None:
     """The token ``key`` with its user loaded (``token.user`` reads nothing more), or None.
 
     DRF's ``Token.objects.select_related("user").get(key=key)`` built the same statement anew
-    on every call: 0.25 ms of CPU, more than SQLite took to run it, on every request.
+    on every call: 0.24 ms of CPU on every request, against 0.06 ms for this one.
     """
     with connection.cursor() as cursor:
         cursor.execute(_token_sql(connection.vendor), [key])
@@ -31,7 +31,7 @@ def token_with_user(key: str) -> Token | None:
 
 
 def _converted(value, field):
-    """What the ORM makes of a column's value: SQLite's 0/1 a bool, its datetimes aware ones."""
+    """The value the ORM would return: on SQLite, a bool for 0 or 1 and an aware datetime for a naive one."""
     column = field.cached_col
     for converter in _converters(connection.vendor, field):
         value = converter(value, column, connection)
@@ -54,7 +54,8 @@ def _token_sql(vendor: str) -> str:
     user_model = get_user_model()
     token, user = quoted_columns(Token), quoted_columns(user_model)
     token_fields, user_fields = _loaded_fields()
-    selected = [f"t.{getattr(token, f.name)}" for f in token_fields] + [f"u.{getattr(user, f.name)}" for f in user_fields]
+    selected = [f"t.{getattr(token, f.name)}" for f in token_fields]
+    selected += [f"u.{getattr(user, f.name)}" for f in user_fields]
     return (f"SELECT {', '.join(selected)} FROM {quoted_table(Token)} t "
             f"INNER JOIN {quoted_table(user_model)} u ON u.{getattr(user, user_model._meta.pk.name)} = t.{token.user} "
             f"WHERE t.{token.key} = %s")
