@@ -12,8 +12,9 @@ from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
 from channels.security.websocket import AllowedHostsOriginValidator
 from django.contrib.auth.models import AnonymousUser
-from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
+
+from jobs.api.auth import token_credentials
 
 
 class WebsocketAuth:
@@ -41,9 +42,9 @@ def token_key(headers) -> str | None:
 
 @database_sync_to_async
 def token_user(key: str):
-    """The active user owning ``key`` (DRF's own check), else AnonymousUser: consumers then refuse the socket."""
+    """The active user owning ``key`` (the API's own check), else AnonymousUser: consumers then refuse the socket."""
     try:
-        user, _ = TokenAuthentication().authenticate_credentials(key)
+        user, _ = token_credentials(key)
     except AuthenticationFailed:
         return AnonymousUser()
     return user

@@ -21,13 +21,20 @@ class RateLimitedTokenAuthentication(TokenAuthentication):
             raise
 
     def authenticate_credentials(self, key):
-        """DRF's checks, on the token read in one fixed statement (``token_with_user``)."""
-        token = token_with_user(key)
-        if token is None:
-            raise exceptions.AuthenticationFailed(_("Invalid token."))
-        if not token.user.is_active:
-            raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
-        return token.user, token
+        return token_credentials(key)
+
+
+def token_credentials(key: str):
+    """``(user, token)`` for an API token, for HTTP and WebSockets alike; raises ``AuthenticationFailed``.
+
+    DRF's checks, on the token read in one fixed statement (``token_with_user``).
+    """
+    token = token_with_user(key)
+    if token is None:
+        raise exceptions.AuthenticationFailed(_("Invalid token."))
+    if not token.user.is_active:
+        raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
+    return token.user, token
 
 
 class IsAuthenticated(permissions.IsAuthenticated):

@@ -162,6 +162,21 @@ def test_token_client_follows_its_job_without_origin(application, user):
     assert refused
 
 
+def test_a_deactivated_users_token_opens_no_socket(application, user):
+    job = JobFactory(owner=user)
+    headers = token_headers(user)
+    user.is_active = False
+    user.save()
+
+    async def scenario():
+        ws = WebsocketCommunicator(application, f"/ws/jobs/{job.pk}/", headers=headers)
+        connected = (await ws.connect())[0]
+        await ws.disconnect()
+        return connected
+
+    assert run(scenario) is False
+
+
 def test_user_socket_streams_only_the_users_own_jobs(application, user, other_user):
     active = JobFactory(owner=user, status=Job.Status.RUNNING)
     JobFactory(owner=user, status=Job.Status.SUCCEEDED)
