@@ -24,8 +24,8 @@ from jobs.api.serializers import (
     JobFilterSerializer,
     JobSerializer,
     JobWaitSerializer,
+    ApiUrls,
     PageSerializer,
-    api_url,
 )
 from jobs.api.throttles import SubmitRateThrottle
 from jobs.models import Job, PageResult
@@ -122,10 +122,11 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         if data is not None:
             return Response({**body, "inline": True, "result": data})
         pages = job.pages.filter(status=PageResult.Status.SUCCEEDED).values_list("page_number", flat=True)
+        urls = ApiUrls(request)
         return Response({
             **body, "inline": False,
-            "download": api_url(request, "job-result-json", pk=job.pk),
-            "pages": [api_url(request, "job-page", pk=job.pk, page_number=n) for n in pages],
+            "download": urls.url("job-result-json", pk=job.pk),
+            "pages": [urls.url("job-page", pk=job.pk, page_number=n) for n in pages],
         })
 
     @extend_schema(responses={(200, "application/json"): OpenApiTypes.OBJECT})
