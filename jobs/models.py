@@ -123,7 +123,8 @@ class Job(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [
-            models.Index(fields=["owner", "-created_at"], name="job_owner_created"),
+            # pages_total too: the pages-per-day quota sums a day of the owner's jobs from the index alone
+            models.Index(fields=["owner", "-created_at", "pages_total"], name="job_owner_created_pages"),
             models.Index(fields=["status", "cluster", "created_at"], name="job_status_cluster"),
             models.Index(fields=["owner", "dedup_key", "-created_at"], name="job_dedup"),
         ]
@@ -266,6 +267,22 @@ class UserSettings(models.Model):
 
     def __str__(self) -> str:
         return f"settings of {self.user}"
+
+
+class StorageUsage(models.Model):
+    """The bytes of a user's stored documents, changed with each document stored or deleted.
+
+    The storage quota reads this one row inside the submission's write transaction: summing
+    every document there took 1.5 ms at 10,000 documents and 12 ms at 100,000, with the
+    database's write lock held. ``jobs.services.quotas.stored_bytes_change`` keeps it.
+    """
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True,
+                                related_name="ocr_storage_usage")
+    stored_bytes = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"storage of {self.user}"
 
 
 class WebhookDelivery(models.Model):

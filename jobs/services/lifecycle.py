@@ -16,6 +16,7 @@ from jobs.errors import JobStateError
 from jobs.models import Job, PageResult
 from jobs.queue import enqueue_job, waiting_task_ids
 from jobs.services.processing import job_fail
+from jobs.services.quotas import stored_bytes_change
 from jobs.services.exports import EXPORTS_FOLDER
 from jobs.services.storage import storage_delete, storage_delete_folder
 
@@ -93,6 +94,7 @@ def job_delete(*, job: Job) -> None:
         if not document.jobs.exists():
             names.append(document.file.name)
             document.delete()
+            stored_bytes_change(document.owner_id, -document.size_bytes)
         transaction.on_commit(lambda: storage_delete(names, folder=f"pages/{job_id}"))
         transaction.on_commit(lambda: storage_delete_folder(f"{EXPORTS_FOLDER}/{job_id}"))
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import connection
 
 from jobs.errors import QuotaExceeded
+from jobs.models import StorageUsage
+from jobs.sql import quoted_columns, quoted_table
 
 QUOTA_DAY = timedelta(days=1)  # the window of the pages-per-day quota
 
@@ -46,6 +50,24 @@ def quota_check(*, quotas: Quotas, usage: Usage, pages: int, size_bytes: int) ->
     if quotas.storage_bytes and usage.stored_bytes + size_bytes > quotas.storage_bytes:
         raise QuotaExceeded(f"This upload would make {usage.stored_bytes + size_bytes} stored bytes; your quota "
                             f"is {quotas.storage_bytes}. Delete old jobs to make room.")
+
+
+def stored_bytes_change(owner_id: int, by: int) -> None:
+    """Add ``by`` (negative: take away) to the owner's ``StorageUsage``, in the caller's transaction.
+
+    Every document stored or deleted goes through here, in the transaction that inserts or
+    deletes its row, so the total is the sum of the owner's documents at every commit.
+    One statement, the row made on the owner's first document (SQLite and PostgreSQL alike).
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(_change_sql(connection.vendor), [owner_id, by, by])
+
+
+@functools.cache
+def _change_sql(vendor: str) -> str:
+    usages, usage = quoted_table(StorageUsage), quoted_columns(StorageUsage)
+    return (f"INSERT INTO {usages} ({usage.user}, {usage.stored_bytes}) VALUES (%s, %s) "
+            f"ON CONFLICT ({usage.user}) DO UPDATE SET {usage.stored_bytes} = {usages}.{usage.stored_bytes} + %s")
 
 
 def _limit(own: int | None, default: int) -> int:

@@ -15,10 +15,10 @@ from django.utils import timezone
 
 from jobs import progress
 from jobs.engines.config import engine_config
-from jobs.models import Document, Job, UserSettings
+from jobs.models import Job, StorageUsage, UserSettings
 from jobs.queue import cluster_for, enqueue_job
 from jobs.services.documents import CheckedDocument, Upload, document_check, document_store
-from jobs.services.quotas import QUOTA_DAY, Quotas, Usage, quota_check
+from jobs.services.quotas import QUOTA_DAY, Quotas, Usage, quota_check, stored_bytes_change
 from jobs.sql import quoted_columns, quoted_table
 from jobs.urlguard import check_public_url, fetch_url
 from ocr_engine import pipelines
@@ -91,6 +91,7 @@ def job_create(
         job.webhook_url = webhook_url or state.default_webhook_url
         quota_check(quotas=state.quotas, usage=state.usage, pages=job.pages_total, size_bytes=checked.size_bytes)
         stored.save()
+        stored_bytes_change(owner.pk, stored.size_bytes)
         enqueue_job(job)
         job.save(force_insert=True)
         job.queue_position_at_submit = state.queued_ahead + 1
@@ -166,14 +167,15 @@ def _submission_state(owner, dedup_key: str, cluster: str) -> _SubmissionState:
                             default_webhook_url=webhook_url or "")
 
 
-# The duplicate within the dedup window, the pages of the last QUOTA_DAY, the stored bytes, the
-# jobs queued ahead, and the owner's settings (a LEFT JOIN: NULLs for an owner without them).
+# The duplicate within the dedup window, the pages of the last QUOTA_DAY (from the index
+# job_owner_created_pages alone), the stored bytes (StorageUsage: no row before the first
+# document), the jobs queued ahead, and the owner's settings (a LEFT JOIN: NULLs for an owner without them).
 _STATE_SQL = """
 SELECT
   (SELECT {job.id} FROM {jobs} WHERE {job.owner} = %s AND {job.dedup_key} = %s AND {job.created_at} >= %s
      AND {job.status} NOT IN (%s, %s) ORDER BY {job.created_at} DESC LIMIT 1),
   (SELECT COALESCE(SUM({job.pages_total}), 0) FROM {jobs} WHERE {job.owner} = %s AND {job.created_at} >= %s),
-  (SELECT COALESCE(SUM({document.size_bytes}), 0) FROM {documents} WHERE {document.owner} = %s),
+  (SELECT COALESCE(SUM({usage.stored_bytes}), 0) FROM {usages} WHERE {usage.user} = %s),
   (SELECT COUNT(*) FROM {jobs} WHERE {job.status} = %s AND {job.cluster} = %s),
   own.{own.max_pages_per_day}, own.{own.max_storage_bytes}, own.{own.default_webhook_url}
 FROM (SELECT 1 AS one) AS one_row LEFT JOIN {owns} own ON own.{own.user} = %s
@@ -183,5 +185,5 @@ FROM (SELECT 1 AS one) AS one_row LEFT JOIN {owns} own ON own.{own.user} = %s
 @functools.cache
 def _state_sql(vendor: str) -> str:
     return _STATE_SQL.format(
-        jobs=quoted_table(Job), documents=quoted_table(Document), owns=quoted_table(UserSettings),
-        job=quoted_columns(Job), document=quoted_columns(Document), own=quoted_columns(UserSettings))
+        jobs=quoted_table(Job), usages=quoted_table(StorageUsage), owns=quoted_table(UserSettings),
+        job=quoted_columns(Job), usage=quoted_columns(StorageUsage), own=quoted_columns(UserSettings))

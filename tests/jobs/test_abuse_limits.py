@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
 import time
 
 import pytest
+from django.apps import apps
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from jobs.models import Document, Job, UserSettings
+from jobs.models import Document, Job, StorageUsage, UserSettings
+from jobs.services import job_create
 from tests.jobs.helpers import small_png, three_page_pdf
 
 pytestmark = pytest.mark.django_db
@@ -82,6 +85,41 @@ def test_storage_quota_and_zero_means_unlimited(api_client, user, settings):
     own.save()
     assert api_client.post("/api/v1/jobs", {"file": upload("b.pdf", three_page_pdf(), "application/pdf")},
                            format="multipart").status_code == 202
+
+
+def test_a_deleted_jobs_file_no_longer_counts_against_the_storage_quota(api_client, user, settings):
+    settings.OCR_QUOTA_PAGES_PER_DAY = 0
+    pdf, other_pdf = three_page_pdf(), three_page_pdf() + b"\n%x\n"  # distinct bytes: no deduplication
+    UserSettings.objects.create(user=user, max_storage_bytes=len(other_pdf) + 10)
+    first = api_client.post("/api/v1/jobs", {"file": upload("a.pdf", pdf, "application/pdf")}, format="multipart")
+    assert first.status_code == 202
+    refused = api_client.post("/api/v1/jobs", {"file": upload("b.pdf", other_pdf, "application/pdf")},
+                              format="multipart")
+    assert refused.status_code == 429 and refused.json()["code"] == "quota_exceeded"
+    assert str(len(pdf) + len(other_pdf)) in refused.json()["detail"]
+
+    assert api_client.delete(f"/api/v1/jobs/{first.json()['id']}").status_code == 204
+    assert api_client.post("/api/v1/jobs", {"file": upload("b.pdf", other_pdf, "application/pdf")},
+                           format="multipart").status_code == 202
+    assert StorageUsage.objects.get(user=user).stored_bytes == len(other_pdf)
+
+
+def test_an_upgraded_site_counts_the_files_stored_before_the_running_totals(api_client, user, other_user, settings):
+    """Migration 0010 counts each owner's stored bytes once; the storage quota then holds as before."""
+    settings.OCR_QUOTA_PAGES_PER_DAY = 0
+    for owner, data, name in ((user, small_png(), "a.png"), (user, three_page_pdf(), "b.pdf"),
+                              (other_user, three_page_pdf(), "c.pdf")):
+        job_create(owner=owner, file=data, filename=name)
+    StorageUsage.objects.all().delete()  # a site upgraded from before the totals has none
+
+    importlib.import_module("jobs.migrations.0010_storage_usage").count_stored_bytes(apps, None)
+
+    assert {usage.user_id: usage.stored_bytes for usage in StorageUsage.objects.all()} == {
+        user.pk: len(small_png()) + len(three_page_pdf()), other_user.pk: len(three_page_pdf())}
+    UserSettings.objects.create(user=user, max_storage_bytes=len(small_png()) + len(three_page_pdf()) + 10)
+    refused = api_client.post("/api/v1/jobs", {"file": upload("d.pdf", three_page_pdf() + b"\n%x\n",
+                                                              "application/pdf")}, format="multipart")
+    assert refused.status_code == 429 and refused.json()["code"] == "quota_exceeded"
 
 
 def test_login_locks_after_repeated_failures(client, user):
