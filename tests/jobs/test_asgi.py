@@ -87,10 +87,13 @@ def test_a_page_image_streams_through_the_asgi_app_and_each_request_returns_its_
 def test_the_app_has_its_urls_resolved_before_the_first_request():
     # A fresh interpreter, as a web process starts: the first submit each process answered
     # used to wait half a second while Django imported the URLconf, and the first burst of
-    # submits read the MIME table, loaded Pillow's plugins and built the models' columns.
-    probe = ("import sys, mimetypes, PIL.Image, ocrsite.asgi; from django.urls import get_resolver; "
-             "from jobs.models import Job; "
+    # submits read the MIME table, loaded Pillow's plugins, built the models' columns,
+    # imported the upload handlers and the queue's broker, and started a thread each.
+    probe = ("import sys, threading, mimetypes, PIL.Image, ocrsite.asgi; from django.urls import get_resolver; "
+             "from django.conf import settings; from jobs.models import Job; "
              "print('jobs.api.views' in sys.modules, get_resolver()._populated, mimetypes.inited, "
-             "'PNG' in PIL.Image.OPEN, 'cached_col' in Job._meta.get_field('dedup_key').__dict__)")
+             "'PNG' in PIL.Image.OPEN, 'cached_col' in Job._meta.get_field('dedup_key').__dict__, "
+             "settings.FILE_UPLOAD_HANDLERS[0].rpartition('.')[0] in sys.modules, "
+             "sum(t.name.startswith('request') for t in threading.enumerate()) == ocrsite.asgi.WARM_REQUEST_THREADS)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
-    assert out.stdout.split() == ["True"] * 5
+    assert out.stdout.split() == ["True"] * 7
