@@ -20,11 +20,11 @@ from jobs.services.exports import export_file, export_is_inline
 from jobs.selectors import results
 from jobs.engines.config import available_languages, models_dir
 from jobs.api.serializers import (
+    ApiUrls,
     JobCreateSerializer,
     JobFilterSerializer,
     JobSerializer,
     JobWaitSerializer,
-    ApiUrls,
     PageSerializer,
 )
 from jobs.api.throttles import SubmitRateThrottle

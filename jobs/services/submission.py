@@ -175,7 +175,7 @@ SELECT
   (SELECT {job.id} FROM {jobs} WHERE {job.owner} = %s AND {job.dedup_key} = %s AND {job.created_at} >= %s
      AND {job.status} NOT IN (%s, %s) ORDER BY {job.created_at} DESC LIMIT 1),
   (SELECT COALESCE(SUM({job.pages_total}), 0) FROM {jobs} WHERE {job.owner} = %s AND {job.created_at} >= %s),
-  (SELECT COALESCE(SUM({usage.stored_bytes}), 0) FROM {usages} WHERE {usage.user} = %s),
+  COALESCE((SELECT {usage.stored_bytes} FROM {usages} WHERE {usage.user} = %s), 0),
   (SELECT COUNT(*) FROM {jobs} WHERE {job.status} = %s AND {job.cluster} = %s),
   own.{own.max_pages_per_day}, own.{own.max_storage_bytes}, own.{own.default_webhook_url}
 FROM (SELECT 1 AS one) AS one_row LEFT JOIN {owns} own ON own.{own.user} = %s
