@@ -12,10 +12,13 @@ Only the upload routes take large bodies, and only with credentials (a token
 header or a session cookie; Django checks them afterwards, so a bogus one
 costs at most one upload's size). Everything else gets ``OCR_MAX_BODY_BYTES``.
 
-Twisted also parses every multipart body into ``request.args`` with the
-e-mail package, on the event loop, before daphne hands the body to Django,
-which parses it again; daphne never reads ``args``. For a 7 MB upload that was
-0.29 s during which the server answered nobody, so it is switched off here.
+Twisted also parses every form body into ``request.args`` with the e-mail
+package, on the event loop, before daphne hands the body to Django, which parses
+it again; daphne never reads ``args``. For a 7 MB upload that was 0.29 s during
+which the server answered nobody, and even skipping the parse, reading a
+submission's ``Content-Type`` with the e-mail package took a twentieth of its
+CPU, so the parse is switched off here. So is Twisted's own access log, which
+daphne sends nowhere (it writes its own).
 
 Run it as ``python -m ocrsite.server -b 127.0.0.1 -p 8000 ocrsite.asgi:application``
 (daphne's own options). ``WEB_PROCESSES`` (default: one per core, at most 4) daphne
@@ -45,7 +48,6 @@ import time
 
 from daphne.cli import CommandLineInterface
 from twisted.internet import tcp
-from twisted.web import http
 from daphne.http_protocol import HTTPFactory, WebRequest
 from daphne.server import Server
 
@@ -84,15 +86,11 @@ class _Discard:
     closed = False
 
 
-def _no_multipart_args(content: bytes, ctype: bytes) -> dict:
-    return {}
-
-
-http._getMultiPartArgs = _no_multipart_args  # see the module docstring
-
-
 class BoundedWebRequest(WebRequest):
     refused = False
+
+    def __init__(self, channel, *args, **kwargs):
+        super().__init__(channel, *args, parsePOSTFormSubmission=False, **kwargs)  # see the module docstring
 
     def gotLength(self, length):
         # Twisted's channel holds the request line until the request is built.
@@ -216,6 +214,9 @@ class BoundedHTTPFactory(HTTPFactory):
         protocol = super().buildProtocol(addr)
         protocol.requestFactory = BoundedWebRequest
         return protocol
+
+    def log(self, request):
+        pass  # Twisted's access log: daphne logs each request itself (see the module docstring)
 
 
 class BoundedServer(Server):

@@ -162,6 +162,7 @@ def test_qcluster_is_the_projects_own_command():
     assert get_commands()["qcluster"] == "jobs"
 
 
+@pytest.mark.django_db  # importing the ASGI app opens its request threads' connections
 def test_every_command_exists_and_accepts_its_arguments():
     commands = get_commands()
     for where, argv in project_commands():
