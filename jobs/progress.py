@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import logging
 import os
 import threading
@@ -30,6 +31,7 @@ from django.db import connection
 from django.utils import timezone
 
 from jobs.models import Job
+from jobs.sql import quoted_columns, quoted_table
 from jobs.summary import job_summary
 
 logger = logging.getLogger(__name__)
@@ -125,19 +127,22 @@ def _listened(groups: set[str]) -> set[str]:
 
     On the embedded default, one query of channels-lite's membership table, from this thread:
     the layer's own ``group_send`` looks each group up in a thread hand-off, and most events
-    (of jobs nobody watches) go to nobody. That was a fifth of a submission's CPU. Other
-    layers (Redis) look up their groups cheaply themselves: all of ``groups``.
+    (of jobs nobody watches) go to nobody. The statement is fixed SQL (``_listened_sql``):
+    the ORM built it anew for every event, 0.56 ms of CPU against 0.14 ms. Other layers
+    (Redis) look up their groups cheaply themselves: all of ``groups``.
     """
     if not apps.is_installed("channels_lite"):
         return groups
     from channels_lite.layers.core import SQLiteChannelLayer  # its models exist where it is installed
-    from channels_lite.models import GroupMembership
 
     if not isinstance(get_channel_layer(), SQLiteChannelLayer):
         return groups
+    names = sorted(groups)
     try:
-        return set(GroupMembership.objects.filter(group_name__in=groups, expires_at__gte=timezone.now())
-                   .values_list("group_name", flat=True))
+        with connection.cursor() as cursor:
+            cursor.execute(_listened_sql(connection.vendor, len(names)),
+                           [*names, connection.ops.adapt_datetimefield_value(timezone.now())])
+            return {name for (name,) in cursor.fetchall()}
     except Exception:  # noqa: BLE001 - best effort, as sending is: let the layer try every group
         logger.warning("Could not look up who listens to job events", exc_info=True)
         return groups
@@ -145,6 +150,16 @@ def _listened(groups: set[str]) -> set[str]:
         # Back to the process's pool (ocrsite/db_sqlite3), which closes it before a fork: kept
         # by this thread, a forked child would close it and could take the WAL file with it.
         connection.close()
+
+
+@functools.lru_cache(maxsize=64)
+def _listened_sql(vendor: str, count: int) -> str:
+    """The groups among ``count`` names with a live membership (``GroupMembership``: group, expiry)."""
+    from channels_lite.models import GroupMembership
+
+    table, column = quoted_table(GroupMembership), quoted_columns(GroupMembership)
+    return (f"SELECT DISTINCT {column.group_name} FROM {table} "
+            f"WHERE {column.group_name} IN ({', '.join(['%s'] * count)}) AND {column.expires_at} >= %s")
 
 
 class JobEvents:
