@@ -8,6 +8,9 @@ watches the file's modification time between its polls, which costs a
 ``stat`` call every ``WAKE_CHECK_SECONDS`` instead of a query. Where the web
 and the workers share no disk the file never changes for the workers and they
 poll as before.
+
+``SignOnly`` lets a submission sign its task before the write transaction that
+inserts the task's row.
 """
 
 from __future__ import annotations
@@ -19,8 +22,12 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django_q.brokers import Broker
 from django_q.brokers.orm import ORM
 from django_q.conf import Conf
+from django_q.models import OrmQ
+
+from jobs.sql import PreparedInsert
 
 WAKE_CHECK_SECONDS = 0.02
 
@@ -71,3 +78,33 @@ class WakingOrm(ORM):
         tasks = queue.filter(key=self.list_key, lock__lt=timezone.now())[:Conf.BULK]
         return [(task.pk, task.payload) for task in tasks
                 if queue.filter(id=task.id, lock=task.lock).update(lock=self.timeout(task))]
+
+
+class SignOnly(Broker):
+    """A broker for ``async_task(..., broker=SignOnly(cluster))`` that keeps the signed task instead
+    of queueing it: ``entry.queue()`` inserts its row later, in the caller's transaction.
+
+    ``async_task`` packs, signs and inserts in one call, and a submission made it inside its write
+    transaction, which holds the database's write lock: 0.48 ms of CPU there. With this broker
+    only the insert is left for the transaction (``PreparedInsert``): 0.09 ms.
+    """
+
+    def __init__(self, list_key: str):
+        self.list_key = list_key  # no connection or cache: this broker reads nothing
+        self.entry: QueueEntry | None = None
+
+    def enqueue(self, task):
+        self.entry = QueueEntry(PreparedInsert(OrmQ(key=self.list_key, payload=task, lock=timezone.now()),
+                                               using=Conf.ORM))
+        return "with its transaction"  # async_task logs "Enqueued [<cluster>] <this>"
+
+
+class QueueEntry:
+    """A signed task whose queue row is inserted by ``queue``, in the caller's transaction."""
+
+    def __init__(self, row: PreparedInsert):
+        self.row = row
+
+    def queue(self) -> None:
+        self.row.execute()
+        transaction.on_commit(_wake_workers, using=Conf.ORM)  # as WakingOrm.enqueue

@@ -16,10 +16,10 @@ from django.utils import timezone
 from jobs import progress
 from jobs.engines.config import engine_config
 from jobs.models import Job, StorageUsage, UserSettings
-from jobs.queue import cluster_for, enqueue_job
+from jobs.queue import cluster_for, enqueue_job_prepared
 from jobs.services.documents import CheckedDocument, Upload, document_check, document_store
 from jobs.services.quotas import QUOTA_DAY, Quotas, Usage, quota_check, stored_bytes_change
-from jobs.sql import quoted_columns, quoted_table
+from jobs.sql import PreparedInsert, quoted_columns, quoted_table
 from jobs.urlguard import check_public_url, fetch_url
 from ocr_engine import pipelines
 from ocr_engine.config import DEFAULT_LANG
@@ -75,9 +75,17 @@ def job_create(
         cluster=cluster_for(pipeline),
         dedup_key=dedup_key,
         max_attempts=settings.OCR_JOB_MAX_ATTEMPTS,
+        webhook_url=webhook_url,
     )
-    # The write transaction holds the database's write lock (all of it, on SQLite): only the
-    # checks that must see every earlier submission and the inserts happen inside it.
+    # The write transaction holds the database's write lock (all of it, on SQLite), and in a
+    # burst of submissions it was held most of the time: only the checks that must see every
+    # earlier submission and the inserts happen inside it, and the inserts' statements and the
+    # queue's signed task are made here, before it.
+    queue = enqueue_job_prepared(job)  # sets the job's queue_task_id and enqueued_at
+    document_insert = PreparedInsert(stored, late=("created_at",))
+    job_insert = PreparedInsert(job, late=("document", "webhook_url", "created_at"))
+    owner_default_webhook = not webhook_url
+
     def write() -> Job | None:
         """The earlier job this one duplicates, or None once this one is inserted and queued."""
         if connection.features.has_select_for_update:
@@ -88,12 +96,14 @@ def job_create(
         state = _submission_state(owner, dedup_key, job.cluster)
         if state.duplicate is not None:
             return Job.objects.select_related("document").get(pk=state.duplicate)
-        job.webhook_url = webhook_url or state.default_webhook_url
+        if owner_default_webhook:
+            job.webhook_url = state.default_webhook_url
         quota_check(quotas=state.quotas, usage=state.usage, pages=job.pages_total, size_bytes=checked.size_bytes)
-        stored.save()
+        document_insert.execute()
+        job.document = stored  # its key is known now
         stored_bytes_change(owner.pk, stored.size_bytes)
-        enqueue_job(job)
-        job.save(force_insert=True)
+        queue()
+        job_insert.execute()
         job.queue_position_at_submit = state.queued_ahead + 1
         transaction.on_commit(lambda: progress.publish(job, "queued"))
         return None

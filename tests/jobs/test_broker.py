@@ -11,8 +11,10 @@ from django.utils import timezone
 from django_q.brokers import get_broker
 from django_q.conf import Conf
 from django_q.models import OrmQ
+from django_q.signing import SignedPackage
+from django_q.tasks import async_task
 
-from jobs.broker import WakingOrm
+from jobs.broker import SignOnly, WakingOrm
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the idle worker is another thread: its own connection
 
@@ -64,3 +66,22 @@ def test_a_task_queued_without_a_wake_up_is_found_at_the_next_poll(broker, monke
     worker.join(timeout=6)
     assert seen["tasks"] is None and seen["at"] - started >= 0.55
     assert [payload for _, payload in broker.dequeue()] == ["late"]
+
+
+def test_a_signed_task_is_queued_by_the_transaction_that_queues_it(broker):
+    signer = SignOnly(broker.list_key)
+    task_id = async_task("math.floor", 1.5, broker=signer)
+    assert not OrmQ.objects.filter(key=broker.list_key).exists()  # signed, not queued
+    with pytest.raises(RuntimeError), transaction.atomic():
+        signer.entry.queue()
+        raise RuntimeError("the submission failed after queueing")
+    assert not OrmQ.objects.filter(key=broker.list_key).exists()
+    seen = {}
+    worker = idle_worker(broker, seen)
+    with transaction.atomic():
+        signer.entry.queue()
+        committing = time.monotonic()
+    worker.join(timeout=6)
+    [(_, payload)] = seen["tasks"]
+    assert SignedPackage.loads(payload)["id"] == task_id and SignedPackage.loads(payload)["args"] == (1.5,)
+    assert seen["at"] - committing < 1.0  # woken by the commit, not the 5 s poll
