@@ -96,7 +96,7 @@ class SignOnly(Broker):
     def enqueue(self, task):
         self.entry = QueueEntry(PreparedInsert(OrmQ(key=self.list_key, payload=task, lock=timezone.now()),
                                                using=Conf.ORM))
-        return "with its transaction"  # async_task logs "Enqueued [<cluster>] <this>"
+        return "(signed; queued if its transaction commits)"  # async_task logs "Enqueued [<cluster>] <this>"
 
 
 class QueueEntry:
