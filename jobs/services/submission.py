@@ -84,7 +84,6 @@ def job_create(
     queue = enqueue_job_prepared(job)  # sets the job's queue_task_id and enqueued_at
     document_insert = PreparedInsert(stored, late=("created_at",))
     job_insert = PreparedInsert(job, late=("document", "webhook_url", "created_at"))
-    owner_default_webhook = not webhook_url
 
     def write() -> Job | None:
         """The earlier job this one duplicates, or None once this one is inserted and queued."""
@@ -96,7 +95,7 @@ def job_create(
         state = _submission_state(owner, dedup_key, job.cluster)
         if state.duplicate is not None:
             return Job.objects.select_related("document").get(pk=state.duplicate)
-        if owner_default_webhook:
+        if not webhook_url:
             job.webhook_url = state.default_webhook_url
         quota_check(quotas=state.quotas, usage=state.usage, pages=job.pages_total, size_bytes=checked.size_bytes)
         document_insert.execute()
