@@ -21,10 +21,8 @@ import functools
 import logging
 import os
 import threading
-import uuid
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.apps import apps
 from django.db import connection
@@ -162,102 +160,16 @@ def _listened_sql(vendor: str, count: int) -> str:
             f"WHERE {column.group_name} IN ({', '.join(['%s'] * count)}) AND {column.expires_at} >= %s")
 
 
-class JobEvents:
-    """A subscription to one job's events for a caller that waits on a thread (``GET /jobs/{id}?wait=``).
-
-    Subscribe before reading the job's state, so an event sent in between still wakes the wait.
-    """
-
-    def __init__(self, job_id):
-        self.job_id = str(job_id)
-
-    def __enter__(self) -> JobEvents:
-        self.woken = _reader.subscribe(self.job_id)
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        _reader.unsubscribe(self.job_id, self.woken)
-
-    def wait(self, seconds: float) -> bool:
-        """True when an event came within ``seconds``."""
-        woken = self.woken.wait(seconds)
-        self.woken.clear()
-        return woken
-
-
-class _EventReader:
-    """One channel per process that every waiting request's job is subscribed to, read by one thread.
-
-    With a channel per waiting request, each one polled the embedded default's channel table
-    every 50 ms: 20 clients waiting cost the web process 0.2 CPU s per page read. The thread
-    stops reading while nobody waits (its polling cost an idle server 4 % of a core).
-    """
-
-    IDLE = {"type": "job.wait.idle"}  # ends a read once the last waiter has left
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.waiting: dict[str, set[threading.Event]] = {}
-        self.anyone_waiting = threading.Event()
-        # A plain channel, not a process-specific one (new_channel): channels-lite reads those
-        # with a background task bound to the thread that first asked.
-        self.channel = f"job-wait.{uuid.uuid4().hex}"
-        self.thread: threading.Thread | None = None
-
-    def subscribe(self, job_id: str) -> threading.Event:
-        woken = threading.Event()
-        with self.lock:  # group changes in order: a discard never overtakes the add after it
-            if self.thread is None:
-                self.thread = threading.Thread(target=self._read, name="job-events", daemon=True)
-                self.thread.start()
-            if job_id not in self.waiting:
-                async_to_sync(get_channel_layer().group_add)(job_group(job_id), self.channel)
-            self.waiting.setdefault(job_id, set()).add(woken)
-            self.anyone_waiting.set()
-        return woken
-
-    def unsubscribe(self, job_id: str, woken: threading.Event) -> None:
-        with self.lock:
-            waiting = self.waiting.get(job_id, set())
-            waiting.discard(woken)
-            if waiting:
-                return
-            self.waiting.pop(job_id, None)
-            layer = get_channel_layer()
-            async_to_sync(layer.group_discard)(job_group(job_id), self.channel)
-            if not self.waiting:
-                self.anyone_waiting.clear()
-                async_to_sync(layer.send)(self.channel, self.IDLE)
-
-    def _read(self) -> None:
-        async def forever():
-            layer = get_channel_layer()
-            while True:
-                self.anyone_waiting.wait()  # blocks this thread's own loop, which has nothing else to do
-                try:
-                    message = await layer.receive(self.channel)
-                except Exception:  # noqa: BLE001 - a layer outage: waits fall back to their rechecks
-                    logger.warning("Could not read job events", exc_info=True)
-                    await asyncio.sleep(1)
-                    continue
-                with self.lock:
-                    for woken in self.waiting.get(str(message.get("job", {}).get("id")), ()):
-                        woken.set()
-
-        asyncio.run(forever())
-
-
-_reader = _EventReader()
 _sender = _Sender()
 
 
-def _new_threads_after_fork() -> None:
-    global _reader, _sender
-    # The parent's threads do not exist here, and the events it queued are its own to send.
-    _reader, _sender = _EventReader(), _Sender()
+def _new_sender_after_fork() -> None:
+    global _sender
+    # The parent's thread does not exist here, and the events it queued are its own to send.
+    _sender = _Sender()
 
 
-os.register_at_fork(after_in_child=_new_threads_after_fork)
+os.register_at_fork(after_in_child=_new_sender_after_fork)
 # Events queued just before the interpreter exits still go out (a daemon thread is stopped at exit).
 # Registered with threading, not atexit: at atexit time concurrent.futures already refuses work,
 # and the channel layer sends through an executor. Threading's exit hooks run newest first,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -11,7 +10,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from jobs import progress
+from jobs import progress, waits
 from jobs.errors import JobStateError
 from jobs.models import Job, PageResult
 from jobs.queue import enqueue_job, waiting_task_ids
@@ -23,26 +22,19 @@ from jobs.services.storage import storage_delete, storage_delete_folder
 logger = logging.getLogger(__name__)
 
 
-# A waiting request looks at the job again at least this often, events or not (a lost event
-# on the channel layer costs at most this much).
-WAIT_RECHECK_SECONDS = 5.0
-
-
 def job_wait(*, job: Job, seconds: float) -> Job:
-    """The job once it is final, or as it is after ``seconds``: ``GET /jobs/{id}?wait=`` without polling.
+    """The job once it has ended, or as it is after ``seconds``: ``GET /jobs/{id}?wait=`` without polling.
 
-    Woken by the job's progress events; holds no database connection while it waits.
+    Woken by the process's watcher of awaited jobs (``jobs.waits``); holds no database connection while it waits.
     """
-    deadline = time.monotonic() + seconds
-    with progress.JobEvents(job.pk) as events:
-        while True:
-            job.refresh_from_db()
-            left = deadline - time.monotonic()
-            if job.is_final or left <= 0:
-                return job
-            if not connection.in_atomic_block:
-                connection.close()
-            events.wait(min(left, WAIT_RECHECK_SECONDS))
+    if job.is_final:
+        return job
+    with waits.JobEnd(job.pk) as end:
+        if not connection.in_atomic_block:
+            connection.close()
+        end.wait(seconds)
+    job.refresh_from_db()
+    return job
 
 
 def job_cancel(*, job: Job) -> Job:

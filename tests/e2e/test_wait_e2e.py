@@ -1,7 +1,7 @@
 """``GET /api/v1/jobs/{id}?wait=``: one request that answers when the job ends, instead of polling.
 
-On the embedded default (`make run`: SQLite, channels-lite, a real worker and daphne), where the
-wait is woken by the worker's progress events through the channel layer.
+On the embedded default (`make run`: SQLite, a real worker and daphne), where the web process's
+watcher of awaited jobs (``jobs.waits``) sees the worker's commit of the job's end.
 """
 
 from __future__ import annotations

@@ -344,20 +344,20 @@ def test_languages_pipelines_and_docs(api_client, settings):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_wait_answers_when_the_job_ends_on_the_redis_channel_layer(api_client):
+def test_wait_answers_when_the_job_ends(api_client):
     job_id = upload(api_client, small_png()).json()["id"]
     assert api_client.get(f"{JOBS}/{job_id}?wait=0.3").json()["status"] == "queued"  # not final: waited it out
     threading.Timer(0.5, lambda: services.job_cancel(job=Job.objects.get(pk=job_id))).start()
     t0 = time.monotonic()
     response = api_client.get(f"{JOBS}/{job_id}?wait=20")
     assert response.status_code == 200 and response.json()["status"] == "canceled"
-    assert time.monotonic() - t0 < 3  # woken by the job's event, not by the end of the wait
+    assert time.monotonic() - t0 < 3  # woken by the job's end, not by the end of the wait
     assert api_client.get(f"{JOBS}/{job_id}?wait=seconds").status_code == 400
 
 
 @pytest.mark.django_db(transaction=True)
 def test_many_waits_on_several_jobs_each_answer_when_their_own_job_ends(api_client, user):
-    """All of a process's waits share one reader of job events: each wakes for its own job only."""
+    """All of a process's waits share one watcher of job ends: each wakes for its own job only."""
     first, second = (upload(api_client, png_bytes(color=color)).json()["id"] for color in ("white", "gray"))
     answered: dict[int, tuple[str, float]] = {}
     t0 = time.monotonic()
