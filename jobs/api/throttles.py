@@ -6,7 +6,7 @@ throttled request gets 429 ``{"code": "throttled"}`` with ``Retry-After``.
 
 A rate ``N/period`` lets a client send N requests at once, then one every
 period/N (the generic cell rate algorithm, as token buckets do). Each client's
-state is one number, its next free time, in the shared cache: DRF's own
+state is one number, its next free time (``jobs.api.budgets``): DRF's own
 throttles keep the time of every request of the period and rewrite that list on
 each request, so at 1200/min a busy client's every call pickled, compressed and
 wrote a thousand timestamps (a quarter of a submit's CPU on the embedded default).
@@ -15,12 +15,12 @@ wrote a thousand timestamps (a quarter of a submit's CPU on the embedded default
 from __future__ import annotations
 
 import math
-import time
 
 from django.conf import settings
-from django.core.cache import cache
 from rest_framework import exceptions
 from rest_framework.throttling import BaseThrottle
+
+from jobs.api import budgets
 
 
 class _SettingsRateThrottle(BaseThrottle):
@@ -34,16 +34,8 @@ class _SettingsRateThrottle(BaseThrottle):
             return True
         count, period = rate.split("/")
         duration = {"s": 1, "m": 60, "h": 3600, "d": 86400}[period[0]]
-        interval = duration / int(count)
-        now = time.time()
-        # The time this client's budget is spent until: a request adds one interval to it, time
-        # passing takes it back. A full budget (N requests) reaches one duration past now.
-        free_at = max(cache.get(key, now), now) + interval
-        if free_at - now > duration:
-            self.wait_seconds = free_at - duration - now
-            return False
-        cache.set(key, free_at, math.ceil(free_at - now))
-        return True
+        self.wait_seconds = budgets.take(key, duration / int(count), duration)
+        return not self.wait_seconds
 
     def wait(self) -> int:
         """Whole seconds until one more request is allowed (DRF writes Retry-After with %d)."""

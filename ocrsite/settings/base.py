@@ -352,6 +352,8 @@ API_THROTTLE_RATES = {
     "anon": env_str("API_THROTTLE_ANON", "60/min"),
     "submit": env_str("API_THROTTLE_SUBMIT", "120/min"),
 }
+# Rate-limit budgets (jobs/api/budgets.py): in the cache where there is Redis, else a SQLite file beside it.
+API_RATE_BUDGETS_FILE = "" if REDIS_URL else str(Path(CACHES["default"]["LOCATION"]) / "rate-budgets.sqlite3")
 # Per-user quotas; a user's own values (admin, "User settings") override these.
 # 0 means no limit. Exceeding one: 429 {"code": "quota_exceeded"}.
 OCR_QUOTA_PAGES_PER_DAY = env_int("OCR_QUOTA_PAGES_PER_DAY", 5000)

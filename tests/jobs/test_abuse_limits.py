@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import importlib
+import multiprocessing
 import time
 
 import pytest
 from django.apps import apps
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from jobs.api import budgets
 from jobs.models import Document, Job, StorageUsage, UserSettings
 from jobs.services import job_create
 from tests.jobs.helpers import small_png, three_page_pdf
@@ -29,6 +31,15 @@ def fresh_rate_counters():
     cache.clear()
 
 
+@pytest.fixture(params=["cache", "file"])
+def budgets_store(request, settings, tmp_path):
+    """Budgets in the cache (Redis here, as with PostgreSQL) and in the embedded default's SQLite file."""
+    if request.param == "file":
+        settings.API_RATE_BUDGETS_FILE = str(tmp_path / "rate-budgets.sqlite3")
+    return request.param
+
+
+@pytest.mark.usefixtures("budgets_store")
 def test_user_rate_limit_answers_429_with_retry_after(api_client, settings):
     settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "user": "3/min"}
     codes = [api_client.get("/api/v1/jobs").status_code for _ in range(4)]
@@ -37,6 +48,7 @@ def test_user_rate_limit_answers_429_with_retry_after(api_client, settings):
     assert response.json()["code"] == "throttled" and int(response["Retry-After"]) > 0
 
 
+@pytest.mark.usefixtures("budgets_store")
 def test_a_spent_budget_comes_back_one_request_per_interval(api_client, settings):
     settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "user": "2/s"}  # two at once, then one per 0.5 s
     assert [api_client.get("/api/v1/jobs").status_code for _ in range(3)] == [200, 200, 429]
@@ -44,6 +56,7 @@ def test_a_spent_budget_comes_back_one_request_per_interval(api_client, settings
     assert [api_client.get("/api/v1/jobs").status_code for _ in range(2)] == [200, 429]
 
 
+@pytest.mark.usefixtures("budgets_store")
 def test_anonymous_calls_are_limited_per_address(client, settings):
     settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "anon": "2/min"}
     wrong_token = [client.get("/api/v1/jobs", HTTP_AUTHORIZATION="Token wrong").status_code for _ in range(3)]
@@ -51,6 +64,7 @@ def test_anonymous_calls_are_limited_per_address(client, settings):
     assert client.get("/api/v1/jobs").status_code == 429  # no token at all: the same address, still limited
 
 
+@pytest.mark.usefixtures("budgets_store")
 def test_submissions_have_their_own_limit(api_client, settings):
     settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "submit": "1/min"}
     assert api_client.post("/api/v1/jobs", {"file": upload()}, format="multipart").status_code == 202
@@ -59,6 +73,27 @@ def test_submissions_have_their_own_limit(api_client, settings):
     assert refused.status_code == 429 and refused.json()["code"] == "throttled"
     assert api_client.get("/api/v1/jobs").status_code == 200  # reading goes on
     assert Job.objects.count() == 1
+
+
+def test_web_processes_spending_one_budget_at_once_never_overspend_it(tmp_path):
+    """The embedded default's budgets are checked and spent in one statement: four processes taking
+    from one budget of 50 calls at the same time get exactly 50 between them."""
+    path = str(tmp_path / "rate-budgets.sqlite3")
+    fork = multiprocessing.get_context("fork")
+    start, granted = fork.Barrier(4), fork.Queue()
+
+    def spend() -> None:
+        start.wait()
+        granted.put(sum(budgets._file_budgets(path).take("throttle_user_1", 1.2, 60) == 0 for _ in range(30)))
+
+    processes = [fork.Process(target=spend) for _ in range(4)]
+    for process in processes:
+        process.start()
+    total = sum(granted.get(timeout=60) for _ in processes)
+    for process in processes:
+        process.join(10)
+    assert total == 50
+    assert 0 < budgets._file_budgets(path).take("throttle_user_1", 1.2, 60) <= 1.2  # spent: the next one is due soon
 
 
 def test_pages_per_day_quota(api_client, user):
