@@ -29,7 +29,7 @@ from django.db import connection
 from django.utils import timezone
 
 from jobs.models import Job
-from jobs.sql import quoted_columns, quoted_table
+from jobs.sql import placeholders, quoted_columns, quoted_table, thread_read
 from jobs.summary import job_summary
 
 logger = logging.getLogger(__name__)
@@ -137,17 +137,12 @@ def _listened(groups: set[str]) -> set[str]:
         return groups
     names = sorted(groups)
     try:
-        with connection.cursor() as cursor:
-            cursor.execute(_listened_sql(connection.vendor, len(names)),
+        rows = thread_read(_listened_sql(connection.vendor, len(names)),
                            [*names, connection.ops.adapt_datetimefield_value(timezone.now())])
-            return {name for (name,) in cursor.fetchall()}
     except Exception:  # noqa: BLE001 - best effort, as sending is: let the layer try every group
         logger.warning("Could not look up who listens to job events", exc_info=True)
         return groups
-    finally:
-        # Back to the process's pool (ocrsite/db_sqlite3), which closes it before a fork: kept
-        # by this thread, a forked child would close it and could take the WAL file with it.
-        connection.close()
+    return {name for (name,) in rows}
 
 
 @functools.lru_cache(maxsize=64)
@@ -157,7 +152,7 @@ def _listened_sql(vendor: str, count: int) -> str:
 
     table, column = quoted_table(GroupMembership), quoted_columns(GroupMembership)
     return (f"SELECT DISTINCT {column.group_name} FROM {table} "
-            f"WHERE {column.group_name} IN ({', '.join(['%s'] * count)}) AND {column.expires_at} >= %s")
+            f"WHERE {column.group_name} IN ({placeholders(count)}) AND {column.expires_at} >= %s")
 
 
 _sender = _Sender()

@@ -19,6 +19,26 @@ def quoted_columns(model) -> SimpleNamespace:
     return SimpleNamespace(**{field.name: quote(field.column) for field in model._meta.concrete_fields})
 
 
+def placeholders(count: int) -> str:
+    """``%s, %s, …``: ``count`` parameters, for a fixed statement's ``IN (…)``."""
+    return ", ".join(["%s"] * count)
+
+
+def thread_read(sql: str, params: list) -> list[tuple]:
+    """The rows of a read made by a long-lived thread of the process (not a request's).
+
+    Its connection goes back to the process's pool (ocrsite/db_sqlite3), which closes it
+    before a fork: kept by the thread, a forked child would close it and could take the WAL
+    file with it.
+    """
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+    finally:
+        connection.close()
+
+
 class PreparedInsert:
     """``obj.save(force_insert=True)`` in two halves: the statement and its values are made now, and
     ``execute`` runs them, in a write transaction that then holds the database's write lock only

@@ -21,7 +21,7 @@ import uuid
 from django.db import connection
 
 from jobs.models import Job
-from jobs.sql import quoted_columns, quoted_table
+from jobs.sql import placeholders, quoted_columns, quoted_table, thread_read
 
 logger = logging.getLogger(__name__)
 
@@ -87,24 +87,19 @@ def _ended_among(job_ids: list[uuid.UUID]) -> list[uuid.UUID]:
     then run to their own end, and answer with the job as it is)."""
     pk = Job._meta.pk
     try:
-        with connection.cursor() as cursor:
-            cursor.execute(_ended_sql(connection.vendor, len(job_ids)),
+        rows = thread_read(_ended_sql(connection.vendor, len(job_ids)),
                            [*(pk.get_db_prep_value(job_id, connection) for job_id in job_ids), *Job.FINAL_STATUSES])
-            return [pk.to_python(value) for (value,) in cursor.fetchall()]
     except Exception:  # noqa: BLE001 - a database outage must not end the thread every waiter relies on
         logger.warning("Could not read whether awaited jobs have ended", exc_info=True)
         return []
-    finally:
-        # Back to the process's pool (ocrsite/db_sqlite3), which closes it before a fork: kept
-        # by this thread, a forked child would close it and could take the WAL file with it.
-        connection.close()
+    return [pk.to_python(value) for (value,) in rows]
 
 
 @functools.lru_cache(maxsize=64)
 def _ended_sql(vendor: str, count: int) -> str:
     table, column = quoted_table(Job), quoted_columns(Job)
-    return (f"SELECT {column.id} FROM {table} WHERE {column.id} IN ({', '.join(['%s'] * count)}) "
-            f"AND {column.status} IN ({', '.join(['%s'] * len(Job.FINAL_STATUSES))})")
+    return (f"SELECT {column.id} FROM {table} WHERE {column.id} IN ({placeholders(count)}) "
+            f"AND {column.status} IN ({placeholders(len(Job.FINAL_STATUSES))})")
 
 
 _watcher = _Watcher()

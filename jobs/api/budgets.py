@@ -10,6 +10,7 @@ both spend the last call of a budget.
 
 from __future__ import annotations
 
+import fcntl
 import math
 import os
 import sqlite3
@@ -75,12 +76,16 @@ class _FileBudgets:
     def _connection(self) -> sqlite3.Connection:
         if self.connection is None:
             Path(self.path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            connection = sqlite3.connect(self.path, timeout=5, isolation_level=None, check_same_thread=False)
+            # Web processes that start together set the file up together: SQLite answers a second
+            # one switching it to WAL with "database is locked" at once, without waiting.
+            with open(f"{self.path}.setup", "a") as setup:
+                fcntl.flock(setup, fcntl.LOCK_EX)
+                connection = sqlite3.connect(self.path, timeout=5, isolation_level=None, check_same_thread=False)
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("CREATE TABLE IF NOT EXISTS budget (key TEXT PRIMARY KEY, free_at REAL NOT NULL) "
+                                   "WITHOUT ROWID")
             # Budgets need no durability: after a crash, clients only get their full budgets back.
-            connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=OFF")
-            connection.execute("CREATE TABLE IF NOT EXISTS budget (key TEXT PRIMARY KEY, free_at REAL NOT NULL) "
-                               "WITHOUT ROWID")
             self.connection = connection
         return self.connection
 

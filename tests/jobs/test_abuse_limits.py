@@ -76,24 +76,28 @@ def test_submissions_have_their_own_limit(api_client, settings):
 
 
 def test_web_processes_spending_one_budget_at_once_never_overspend_it(tmp_path):
-    """The embedded default's budgets are checked and spent in one statement: four processes taking
-    from one budget of 50 calls at the same time get exactly 50 between them."""
+    """The embedded default's budgets are checked and spent in one statement: four processes that open
+    the file and take from one budget of 50 calls an hour at the same time get exactly 50 between them."""
     path = str(tmp_path / "rate-budgets.sqlite3")
     fork = multiprocessing.get_context("fork")
     start, granted = fork.Barrier(4), fork.Queue()
 
     def spend() -> None:
         start.wait()
-        granted.put(sum(budgets._file_budgets(path).take("throttle_user_1", 1.2, 60) == 0 for _ in range(30)))
+        try:
+            granted.put(sum(budgets._file_budgets(path).take("throttle_user_1", 72, 3600) == 0 for _ in range(30)))
+        except Exception as error:  # noqa: BLE001 - reported by the parent ("database is locked" at set-up, once)
+            granted.put(repr(error))
 
     processes = [fork.Process(target=spend) for _ in range(4)]
     for process in processes:
         process.start()
-    total = sum(granted.get(timeout=60) for _ in processes)
+    results = [granted.get(timeout=60) for _ in processes]
     for process in processes:
         process.join(10)
-    assert total == 50
-    assert 0 < budgets._file_budgets(path).take("throttle_user_1", 1.2, 60) <= 1.2  # spent: the next one is due soon
+    assert all(isinstance(result, int) for result in results), results
+    assert sum(results) == 50
+    assert 0 < budgets._file_budgets(path).take("throttle_user_1", 72, 3600) <= 72  # spent: one more comes back within 72 s
 
 
 def test_pages_per_day_quota(api_client, user):
