@@ -302,8 +302,8 @@ if REDIS_URL:
     }
 elif DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Embedded default (no servers): channels-lite keeps messages in a table of
-    # the same SQLite file; the web process polls it every polling_interval (a
-    # job's end reaches a waiting GET /jobs/{id}?wait= that much later at worst).
+    # the same SQLite file; the web process polls it every polling_interval (an
+    # event reaches an open WebSocket that much later at worst).
     # It goes through the Django connection, so the WAL/IMMEDIATE/timeout
     # options above apply to it too. expiry: an event unread for a minute is stale.
     INSTALLED_APPS.append("channels_lite")
