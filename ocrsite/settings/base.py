@@ -318,7 +318,7 @@ else:
     raise ImproperlyConfigured("Set REDIS_URL: with a PostgreSQL DATABASE_URL the channel layer is Redis.")
 
 # --- cache ------------------------------------------------------------------
-# Shared by every process (rate limits; the worker status /metrics reads). Redis when there
+# Shared by every process (/metrics' worker status; rate-limit budgets with Redis). Redis when there
 # is one; else files in shared memory (CACHE_DIR; ocrsite.env.memory_dir) or beside the database.
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
@@ -347,12 +347,9 @@ REST_FRAMEWORK = {
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
 }
 # Requests per period, by scope (jobs/api/throttles.py). "submit": new jobs per user.
-API_THROTTLE_RATES = {
-    "user": env_str("API_THROTTLE_USER", "1200/min"),
-    "anon": env_str("API_THROTTLE_ANON", "60/min"),
-    "submit": env_str("API_THROTTLE_SUBMIT", "120/min"),
-}
-# Rate-limit budgets (jobs/api/budgets.py): in the cache where there is Redis, else a SQLite file beside it.
+API_THROTTLE_RATES = {"user": env_str("API_THROTTLE_USER", "1200/min"), "anon": env_str("API_THROTTLE_ANON", "60/min"),
+                      "submit": env_str("API_THROTTLE_SUBMIT", "120/min")}
+# Each client's budget (jobs/api/budgets.py): in the cache where there is Redis, else a SQLite file there.
 API_RATE_BUDGETS_FILE = "" if REDIS_URL else str(Path(CACHES["default"]["LOCATION"]) / "rate-budgets.sqlite3")
 # Per-user quotas; a user's own values (admin, "User settings") override these.
 # 0 means no limit. Exceeding one: 429 {"code": "quota_exceeded"}.
