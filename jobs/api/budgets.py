@@ -11,6 +11,7 @@ both spend the last call of a budget.
 from __future__ import annotations
 
 import fcntl
+import functools
 import math
 import os
 import sqlite3
@@ -90,19 +91,10 @@ class _FileBudgets:
         return self.connection
 
 
-_budgets: dict[str, _FileBudgets] = {}
-_budgets_lock = threading.Lock()
-
-
+@functools.cache
 def _file_budgets(path: str) -> _FileBudgets:
-    with _budgets_lock:
-        return _budgets.setdefault(path, _FileBudgets(path))
+    return _FileBudgets(path)
 
 
-def _forget_connections_after_fork() -> None:
-    # SQLite connections must not cross a fork: the child opens its own.
-    global _budgets, _budgets_lock
-    _budgets, _budgets_lock = {}, threading.Lock()
-
-
-os.register_at_fork(after_in_child=_forget_connections_after_fork)
+# SQLite connections must not cross a fork: the child opens its own.
+os.register_at_fork(after_in_child=_file_budgets.cache_clear)
