@@ -153,5 +153,7 @@ application = ProtocolTypeRouter(
 
 # Everything above lives as long as the process: the cyclic garbage collector need not walk it
 # again. Left in its generations, it made each full collection a 50-100 ms pause of every
-# request of the process, one every few bursts of submits.
+# request of the process, one every few bursts of submits. Garbage is collected first: frozen,
+# it would never be (a dead thread's database connection stayed open).
+gc.collect()
 gc.freeze()
