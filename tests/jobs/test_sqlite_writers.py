@@ -229,3 +229,26 @@ def test_writers_queued_behind_the_lock_share_one_transaction_and_a_failing_one_
     assert isinstance(results.pop(3), ValueError)
     assert count(database) == 7  # the failed one's write rolled back with its savepoint
     assert len(set(results.values())) == 2  # the first writer's transaction, then one for the seven queued
+
+
+def test_a_writer_alone_in_its_batch_gets_its_exception_back_and_nothing_it_wrote_stays(database):
+    """A batch of one runs without a savepoint of its own: its failure rolls the whole transaction back."""
+    connections[ALIAS] = connect(database)
+    group = connections[ALIAS].group_commit
+
+    def increment():
+        return connections[ALIAS].cursor().execute("UPDATE counter SET n = n + 1").rowcount
+
+    def increment_then_fail():
+        increment()
+        raise ValueError("quota exceeded after writing")
+
+    try:
+        with pytest.raises(ValueError, match="quota exceeded"):
+            group.run(increment_then_fail)
+        assert count(database) == 0
+        assert group.run(increment) == 1  # the next batch leads and commits as usual
+        assert count(database) == 1
+    finally:
+        connections[ALIAS].close()
+        del connections[ALIAS]
