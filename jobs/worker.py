@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing
+import multiprocessing.connection
 import signal
 
 # Set once the cluster was asked to stop; None outside a qcluster process.
@@ -34,12 +35,24 @@ def install_drain() -> None:
     _stopping = multiprocessing.get_context("fork").RawValue(ctypes.c_bool, False)
 
 
+# How long the main process gives its sentinel to exit on its own after a signal (``drain_on``).
+SENTINEL_GONE_WITHIN_SECONDS = 0.5
+
+
 def drain_on(*signums: int) -> None:
     """Chain onto the installed handlers: set the flag, then let django-q2 stop the cluster as usual.
 
     Only the first signal a process receives reaches django-q2: `make run`'s Ctrl-C sends SIGINT and
     then SIGTERM to every process, and a second ``Cluster.stop`` inside the first one (both set the
     same multiprocessing Event) hung the process for good.
+
+    A SIGTERM to the whole process group (systemd's default ``KillMode``, ``pkill -f qcluster``,
+    ``kill 0``) reaches the sentinel too, where django-q2 leaves SIGTERM at its default: the sentinel
+    dies while it sleeps on the stop Event, and ``Cluster.stop`` setting that Event then waited
+    forever for it to wake (``multiprocessing.Condition.notify``). The main process hung with its
+    136 MB until a SIGKILL. So the main process first gives the sentinel a moment to go away; only
+    a sentinel still running (SIGTERM to the main process alone, as Docker and Kubernetes send it)
+    is told to stop.
     """
     previous = {signum: signal.getsignal(signum) for signum in signums}
     handled = False
@@ -47,10 +60,15 @@ def drain_on(*signums: int) -> None:
     def handler(received, frame):
         nonlocal handled
         _stopping.value = True
-        if not handled:
-            handled = True
-            if callable(previous[received]):
-                previous[received](received, frame)
+        if handled or not callable(previous[received]):
+            return
+        handled = True
+        sentinel = getattr(getattr(previous[received], "__self__", None), "sentinel", None)  # Cluster.sig_handler's
+        # The process's end, read from its pipe: the signal may have interrupted the main process's own
+        # wait for it just after it was reaped, where is_alive() no longer learns that it ended.
+        if sentinel is not None and multiprocessing.connection.wait([sentinel.sentinel], SENTINEL_GONE_WITHIN_SECONDS):
+            return  # the signal reached the whole group: nothing is left to tell
+        previous[received](received, frame)
 
     for signum in signums:
         signal.signal(signum, handler)

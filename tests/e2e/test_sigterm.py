@@ -79,3 +79,28 @@ def test_sigterm_mid_job_loses_no_page_and_the_job_continues_elsewhere(api_clien
     assert metric(client, "ocr_page_seconds_count", pipeline="ocr", device="cpu") == PAGES
     assert metric(client, "ocr_page_seconds_sum", pipeline="ocr", device="cpu") > 0
     assert metric(client, "ocr_jobs", status="succeeded", pipeline="ocr", cluster="cpu") == 1
+
+
+def processes_in_group(pgid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and os.getpgid(int(entry)) == pgid:
+                found.append(int(entry))
+        except ProcessLookupError:
+            pass
+    return found
+
+
+def test_sigterm_to_the_whole_process_group_stops_every_process(client, qcluster):  # noqa: F811
+    # systemd's default KillMode, `pkill -f qcluster` and `make run`'s `kill 0` signal every process at
+    # once. django-q2's sentinel dies of it at once, and the main process used to wait for it forever.
+    cluster = qcluster()
+    # Main process, sentinel, worker, monitor and pusher; then the main process's own handlers, which it
+    # installs once it has seen the sentinel start (it looks every 0.1 s).
+    wait_until(lambda: len(processes_in_group(cluster.pid)) >= 5 and workers_in_metrics(client) == 1)
+    time.sleep(1)
+
+    os.killpg(cluster.pid, signal.SIGTERM)
+    cluster.wait(timeout=STOP_WITHIN_SECONDS)  # TimeoutExpired: a process of the cluster hangs
+    wait_until(lambda: not processes_in_group(cluster.pid), timeout=15)
