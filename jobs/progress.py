@@ -28,6 +28,7 @@ from django.apps import apps
 from django.db import connection
 from django.utils import timezone
 
+from jobs import waits
 from jobs.models import Job
 from jobs.sql import placeholders, quoted_columns, quoted_table, thread_read
 from jobs.summary import job_summary
@@ -51,6 +52,8 @@ def publish(job: Job, event: str, **payload: Any) -> None:
         raise ValueError(f"unknown progress event {event!r}")  # a programming error, not an outage
     message = {"type": "job.event", "event": event, "job": job_summary(job), **payload}
     _sender.put((job_group(job.id), user_group(job.owner_id)), message)
+    if event in Job.FINAL_STATUSES:
+        waits.announce_job_end()  # held ``GET /jobs/{id}?wait=`` requests look at once
 
 
 def flush(timeout: float = 5.0) -> bool:

@@ -7,6 +7,13 @@ the embedded default took SQLite's write lock and cost the request 5.7 ms of CPU
 submission before it. In a burst of clients that submit and then wait, those writes were half of
 the web's CPU. A read of the job rows needs no channel layer and misses no event: a job that
 ended before its waiter registered is seen on the next read.
+
+Between reads the thread watches a small file (``OCR_JOB_END_FILE``) that every commit of a job's
+end touches (``announce_job_end``, from ``progress.publish``), as idle workers watch the queue's
+(``jobs.broker``): a ``stat`` call every ``MARK_CHECK_SECONDS``, and a read as soon as it changed.
+A waiter learned of its job's end 25 ms late on average, a thirtieth of a one-page job for a
+client that submits, waits and submits again. Where the web and the workers share no disk the
+file never changes for the web, and the reads every ``POLL_SECONDS`` find the end as before.
 """
 
 from __future__ import annotations
@@ -17,7 +24,9 @@ import os
 import threading
 import time
 import uuid
+from pathlib import Path
 
+from django.conf import settings
 from django.db import connection
 
 from jobs.models import Job
@@ -28,6 +37,24 @@ logger = logging.getLogger(__name__)
 # How late a waiter may learn that its job ended; the embedded default's channel layer polled
 # its table as often.
 POLL_SECONDS = 0.05
+MARK_CHECK_SECONDS = 0.005  # how often the end file is looked at between reads
+
+
+def announce_job_end() -> None:
+    """Tell the waiting requests of this site that a job ended (after its final status committed)."""
+    try:
+        path = Path(settings.OCR_JOB_END_FILE)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    except OSError:
+        pass  # the waiters' next read finds it
+
+
+def _end_mark() -> int:
+    try:
+        return os.stat(settings.OCR_JOB_END_FILE).st_mtime_ns
+    except OSError:
+        return 0
 
 
 class JobEnd:
@@ -75,11 +102,14 @@ class _Watcher:
             with self.changed:
                 self.changed.wait_for(lambda: self.waiting)
                 awaited = list(self.waiting)
+            seen = _end_mark()  # before the read: an end announced during it is looked for again
             for job_id in _ended_among(awaited):
                 with self.changed:
                     for ended in self.waiting.get(job_id, ()):
                         ended.set()
-            time.sleep(POLL_SECONDS)
+            next_read = time.monotonic() + POLL_SECONDS
+            while time.monotonic() < next_read and _end_mark() == seen:
+                time.sleep(MARK_CHECK_SECONDS)
 
 
 def _ended_among(job_ids: list[uuid.UUID]) -> list[uuid.UUID]:

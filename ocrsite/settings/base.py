@@ -270,6 +270,8 @@ else:
     _q_common["poll"] = env_float("Q_POLL", 0.5)  # idle workers are woken sooner through Q_WAKE_FILE
     _q_common["broker_class"] = "jobs.broker.WakingOrm"
 Q_WAKE_FILE = env_str("Q_WAKE_FILE", str(VAR_DIR / "queue.wake"))
+# Touched by every commit of a job's end; held `GET /jobs/{id}?wait=` requests watch it (jobs.waits).
+OCR_JOB_END_FILE = env_str("OCR_JOB_END_FILE", str(VAR_DIR / "jobs.ended"))
 
 # Added to the qcluster's nice value before it forks workers: OCR fills every core, and the web
 # must still answer quickly (20 submits at once during OCR: p95 190 ms at 19, 260 at 10).
