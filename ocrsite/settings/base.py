@@ -246,10 +246,8 @@ _q_common = {
     # A task that raised is recorded as failed and not redelivered: job-level
     # recovery (requeue_stale, with backoff and bounded attempts) owns retries.
     "ack_failures": True,
-    # A worker that grows past max_rss (KiB) is replaced, returning fragmented memory to the OS.
-    # Replacing it anyway every `recycle` tasks costs the next job a reload of its models (2.7 s
-    # against 0.7 s for a page): every 50 tasks that was 6% of one client's pages per minute,
-    # while a worker's resident size stayed flat (1.0 GB over 150 pages). django-q2's default.
+    # A worker past max_rss (KiB) is replaced, returning fragmented memory to the OS. Each recycle makes
+    # the next job reload its models (2.7 s, against 0.7 s a page): 500 tasks, django-q2's default.
     "recycle": env_int("Q_RECYCLE", 500),
     "max_rss": env_int("Q_MAX_RSS_KB", 4 * 1024 * 1024),
     # Tasks the cluster pulls ahead of its workers (default 2): OCR is CPU/GPU
@@ -270,8 +268,7 @@ else:
     _q_common["poll"] = env_float("Q_POLL", 0.5)  # idle workers are woken sooner through Q_WAKE_FILE
     _q_common["broker_class"] = "jobs.broker.WakingOrm"
 Q_WAKE_FILE = env_str("Q_WAKE_FILE", str(VAR_DIR / "queue.wake"))
-# Touched by every commit of a job's end; held `GET /jobs/{id}?wait=` requests watch it (jobs.waits).
-OCR_JOB_END_FILE = env_str("OCR_JOB_END_FILE", str(VAR_DIR / "jobs.ended"))
+OCR_JOB_END_FILE = env_str("OCR_JOB_END_FILE", str(VAR_DIR / "jobs.ended"))  # touched at each job's end (jobs.waits)
 
 # Added to the qcluster's nice value before it forks workers: OCR fills every core, and the web
 # must still answer quickly (20 submits at once during OCR: p95 190 ms at 19, 260 at 10).
