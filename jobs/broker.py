@@ -15,9 +15,7 @@ inserts the task's row.
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
@@ -27,30 +25,19 @@ from django_q.brokers.orm import ORM
 from django_q.conf import Conf
 from django_q.models import OrmQ
 
+from jobs import wakefile
 from jobs.sql import PreparedInsert
 
 WAKE_CHECK_SECONDS = 0.02
 
 
-def _wake_file() -> Path:
-    return Path(settings.Q_WAKE_FILE)
-
-
 def _wake_mark() -> int:
-    try:
-        return os.stat(_wake_file()).st_mtime_ns
-    except OSError:
-        return 0
+    return wakefile.mark(settings.Q_WAKE_FILE)
 
 
 def _wake_workers() -> None:
     """Tell idle pushers that a task was queued (after the task's row committed)."""
-    try:
-        path = _wake_file()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch()
-    except OSError:
-        pass  # the workers find the task at their next poll
+    wakefile.touch(settings.Q_WAKE_FILE)  # where it fails, the workers find the task at their next poll
 
 
 class WakingOrm(ORM):

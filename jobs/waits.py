@@ -24,11 +24,11 @@ import os
 import threading
 import time
 import uuid
-from pathlib import Path
 
 from django.conf import settings
 from django.db import connection
 
+from jobs import wakefile
 from jobs.models import Job
 from jobs.sql import placeholders, quoted_columns, quoted_table, thread_read
 
@@ -42,19 +42,11 @@ MARK_CHECK_SECONDS = 0.005  # how often the end file is looked at between reads
 
 def announce_job_end() -> None:
     """Tell the waiting requests of this site that a job ended (after its final status committed)."""
-    try:
-        path = Path(settings.OCR_JOB_END_FILE)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch()
-    except OSError:
-        pass  # the waiters' next read finds it
+    wakefile.touch(settings.OCR_JOB_END_FILE)  # where it fails, the waiters' next read finds the end
 
 
 def _end_mark() -> int:
-    try:
-        return os.stat(settings.OCR_JOB_END_FILE).st_mtime_ns
-    except OSError:
-        return 0
+    return wakefile.mark(settings.OCR_JOB_END_FILE)
 
 
 class JobEnd:
