@@ -116,9 +116,6 @@ class Job(models.Model):
     reviewed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    # Not a column: the place in the queue read inside the transaction that queued this
-    # instance, so the submit response needs no count of its own (jobs.selectors).
-    queue_position_at_submit: int | None = None
 
     class Meta:
         ordering = ["-created_at"]

@@ -92,7 +92,7 @@ def job_create(
             # here and the second one finds the first job (SQLite's BEGIN IMMEDIATE already
             # serialises every writer).
             get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
-        state = _submission_state(owner, dedup_key, job.cluster)
+        state = _submission_state(owner, dedup_key)
         if state.duplicate is not None:
             return Job.objects.select_related("document").get(pk=state.duplicate)
         if not webhook_url:
@@ -103,7 +103,6 @@ def job_create(
         stored_bytes_change(owner.pk, stored.size_bytes)
         queue()
         job_insert.execute()
-        job.queue_position_at_submit = state.queued_ahead + 1
         transaction.on_commit(lambda: progress.publish(job, "queued"))
         return None
 
@@ -146,17 +145,16 @@ class _SubmissionState:
     duplicate: object  # the pk of the same submission within the dedup window, or None
     quotas: Quotas
     usage: Usage
-    queued_ahead: int  # jobs queued on the cluster before this one
     default_webhook_url: str  # the owner's, for a job that names none
 
 
-def _submission_state(owner, dedup_key: str, cluster: str) -> _SubmissionState:
+def _submission_state(owner, dedup_key: str) -> _SubmissionState:
     """What the write transaction must know before inserting, read in one statement.
 
-    Five ORM queries (the owner's settings, the duplicate, two quota sums, the queue
-    position the response shows) were a third of a submission's CPU, nearly all of it
-    building SQL, and most of it inside the write lock that every other writer of the site
-    waits for. The SQL never changes, so it is written once here.
+    Four ORM queries (the owner's settings, the duplicate, two quota sums) were a third of a
+    submission's CPU, nearly all of it building SQL, and most of it inside the write lock that
+    every other writer of the site waits for. The SQL never changes, so it is written once here.
+    The response's queue position is counted after the transaction (``job_queue_position``).
     """
     now = timezone.now()
     adapt = connection.ops.adapt_datetimefield_value
@@ -166,26 +164,24 @@ def _submission_state(owner, dedup_key: str, cluster: str) -> _SubmissionState:
             Job.Status.FAILED, Job.Status.CANCELED,
             owner.pk, adapt(now - QUOTA_DAY),
             owner.pk,
-            Job.Status.QUEUED, cluster,
             owner.pk,
         ])
-        duplicate, pages, stored, queued, max_pages, max_bytes, webhook_url = cursor.fetchone()
+        duplicate, pages, stored, max_pages, max_bytes, webhook_url = cursor.fetchone()
     own = {"max_pages_per_day": max_pages, "max_storage_bytes": max_bytes}  # None: no settings, or not set
     return _SubmissionState(duplicate=duplicate, quotas=Quotas.from_settings(own),
-                            usage=Usage(pages_last_day=pages, stored_bytes=stored), queued_ahead=queued,
+                            usage=Usage(pages_last_day=pages, stored_bytes=stored),
                             default_webhook_url=webhook_url or "")
 
 
 # The duplicate within the dedup window, the pages of the last QUOTA_DAY (from the index
 # job_owner_created_pages alone), the stored bytes (StorageUsage: no row before the first
-# document), the jobs queued ahead, and the owner's settings (a LEFT JOIN: NULLs for an owner without them).
+# document), and the owner's settings (a LEFT JOIN: NULLs for an owner without them).
 _STATE_SQL = """
 SELECT
   (SELECT {job.id} FROM {jobs} WHERE {job.owner} = %s AND {job.dedup_key} = %s AND {job.created_at} >= %s
      AND {job.status} NOT IN (%s, %s) ORDER BY {job.created_at} DESC LIMIT 1),
   (SELECT COALESCE(SUM({job.pages_total}), 0) FROM {jobs} WHERE {job.owner} = %s AND {job.created_at} >= %s),
   COALESCE((SELECT {usage.stored_bytes} FROM {usages} WHERE {usage.user} = %s), 0),
-  (SELECT COUNT(*) FROM {jobs} WHERE {job.status} = %s AND {job.cluster} = %s),
   own.{own.max_pages_per_day}, own.{own.max_storage_bytes}, own.{own.default_webhook_url}
 FROM (SELECT 1 AS one) AS one_row LEFT JOIN {owns} own ON own.{own.user} = %s
 """
