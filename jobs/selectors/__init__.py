@@ -66,9 +66,9 @@ def job_get_for_user(user, job_id, *, for_change: bool = False) -> Job:
 def job_queue_position(job: Job) -> int | None:
     """1-based place among queued jobs of the same cluster (oldest first); None unless queued.
 
-    One fixed statement, counted from the index ``job_status_cluster`` alone. A submission reads
-    its place here too, after its write transaction: counted inside it, a queue of 20,000 jobs
-    held the write lock that every writer of the site waits for 1.55 ms longer on each submission.
+    One fixed statement, counted from the index ``job_status_cluster``. A submission reads its
+    place here too, after its write transaction: counted inside it, with 20,000 jobs queued, each
+    submission held the write lock that every writer of the site waits for 2.84 ms instead of 1.13.
     """
     if job.status != Job.Status.QUEUED:
         return None
