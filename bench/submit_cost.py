@@ -9,9 +9,9 @@ scratch embedded database and media folder in a temporary directory; nothing of 
 
 CPU time on a shared 2-vCPU VM moved by 30% between runs minutes apart, more than most changes to the
 submit path, so ``--instructions`` also counts instructions with callgrind: the same script is run
-under valgrind with 10 and with 40 submissions, and the difference is divided by 30. Two such counts
-of the same code differed by 2.4% (16.3 and 16.7 M; the threads' interleaving still varies), against
-30% for CPU time. The count leaves out the kernel's time (the file's creation, SQLite's writes) and the
+under valgrind with 10 and with 40 submissions, and the difference is divided by 30. Three such counts
+of the same code spread over 4% (16.3, 16.7 and 17.0 M; the threads' interleaving still varies),
+against 30% for CPU time. The count leaves out the kernel's time (the file's creation, SQLite's writes) and the
 HTTP server's (daphne parses and answers outside the application, about an eighth more).
 """
 
