@@ -38,16 +38,12 @@ from rapidfuzz.distance import Levenshtein  # noqa: E402
 
 from ocr_engine import pipelines  # noqa: E402
 from ocr_engine.config import EngineConfig  # noqa: E402
+from ocr_engine.metrics import cer  # noqa: E402
 from ocr_engine.textfix import text_fixer  # noqa: E402
 from tests.ocr_engine import samples, scans  # noqa: E402
 
 DATA = ROOT / "tests" / "ocr_engine" / "data"
 TESSERACT_LANGS = {"en": "eng", "de": "deu", "fr": "fra", "es": "spa", "nl": "nld"}
-
-
-def cer(reference: str, hypothesis: str) -> float:
-    ref, hyp = " ".join(reference.split()), " ".join(hypothesis.split())
-    return Levenshtein.distance(ref, hyp) / max(len(ref), 1)
 
 
 def wer(reference: str, hypothesis: str) -> float:

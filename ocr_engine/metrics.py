@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from rapidfuzz.distance import Levenshtein
+
 
 def edit_distance(reference: str, hypothesis: str) -> int:
-    """Levenshtein distance (insertions, deletions, substitutions), O(len(reference) * len(hypothesis))."""
-    previous = list(range(len(hypothesis) + 1))
-    for i, r in enumerate(reference, 1):
-        current = [i]
-        for j, h in enumerate(hypothesis, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (r != h)))
-        previous = current
-    return previous[-1]
+    """Levenshtein distance (insertions, deletions, substitutions).
+
+    RapidFuzz's bit-parallel implementation: a dense page's 20 000 characters against their
+    corrected reading take milliseconds. The plain O(n·m) Python loop took minutes, on the
+    web process, each time the review page asked for the job's CER.
+    """
+    return Levenshtein.distance(reference, hypothesis)
 
 
 def squeeze(text: str) -> str:

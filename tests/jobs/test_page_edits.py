@@ -249,6 +249,21 @@ def test_cer_report_per_job_and_overall(api_client, user, other_api_client):
     assert other_api_client.get("/api/v1/cer").json()["jobs"] == {}
 
 
+def test_cer_of_a_dense_page_counts_the_one_corrected_line(api_client, user):
+    """900 lines, 30 000 characters: the review page asks for its CER on every visit."""
+    lines = [f"Line {n} of a dense page, in words" for n in range(1, 901)]
+    job = JobFactory(owner=user)
+    services.job_claim(job_id=job.pk, worker_id="w")
+    services.job_record_page(job_id=job.pk, worker_id="w", record=page_record(1, texts=lines))
+    services.job_finish(job_id=job.pk, worker_id="w")
+    api_client.patch(page_url(job, "/lines/p1-l450"), {"text": "Line 450 of a dense page, in word"}, format="json")
+
+    report = api_client.get(f"{JOBS}/{job.pk}/cer").json()
+
+    assert report == {"errors": 1, "characters": len(" ".join(lines)) - 1,
+                      "cer": round(1 / (len(" ".join(lines)) - 1), 4), "corrected_lines": 1}
+
+
 def test_every_edit_and_undo_is_announced_on_the_job_stream(api_client, user, django_capture_on_commit_callbacks):
     from asgiref.sync import async_to_sync
     from channels.layers import get_channel_layer
