@@ -249,6 +249,19 @@ def test_cer_report_per_job_and_overall(api_client, user, other_api_client):
     assert other_api_client.get("/api/v1/cer").json()["jobs"] == {}
 
 
+def test_cer_counts_a_deleted_line_and_forgets_it_once_the_delete_is_undone(api_client, user):
+    job = two_region_job(user)
+    delete = api_client.delete(page_url(job, "/lines/p1-l2")).json()
+
+    # The reviewer's page reads "Hello world" (11 characters); the engine added " Second line" (12).
+    assert api_client.get(f"{JOBS}/{job.pk}/cer").json() == {
+        "errors": 12, "characters": 11, "cer": round(12 / 11, 4), "corrected_lines": 0}
+
+    api_client.post(f"{JOBS}/{job.pk}/corrections/{delete['correction']['id']}/undo")
+    assert api_client.get(f"{JOBS}/{job.pk}/cer").json() == {
+        "errors": 0, "characters": 23, "cer": 0.0, "corrected_lines": 0}
+
+
 def test_cer_of_a_dense_page_counts_the_one_corrected_line(api_client, user):
     """900 lines, 30 000 characters: the review page asks for its CER on every visit."""
     lines = [f"Line {n} of a dense page, in words" for n in range(1, 901)]
