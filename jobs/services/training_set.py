@@ -26,7 +26,7 @@ from PIL import Image
 from jobs.models import Job, PageResult
 from jobs.selectors.results import page_with_corrections
 from ocr_engine.metrics import edit_distance, squeeze
-from ocr_engine.schema import Line, page_from_dict
+from ocr_engine.schema import Line, Page, page_from_dict
 
 
 @dataclass(frozen=True)
@@ -68,14 +68,16 @@ def _reviewed(page: PageResult) -> bool:
 
 
 def corrected_lines(job: Job) -> list[CorrectedLine]:
-    found = []
-    for page in filter(_reviewed, _pages(job)):
-        engine = {line.id: line for line in page_from_dict(page.normalized).lines}
-        for line in page_with_corrections(page).lines:
-            before = engine.get(line.id)
-            if before is None or before.text != line.text or before.polygon != line.polygon:
-                found.append(CorrectedLine(str(job.pk), page, line, before.text if before else ""))
-    return found
+    return [item for page in filter(_reviewed, _pages(job))
+            for item in _page_corrected_lines(job, page, page_with_corrections(page))]
+
+
+def _page_corrected_lines(job: Job, page: PageResult, corrected: Page) -> list[CorrectedLine]:
+    """The lines of ``corrected`` (the reviewed reading of ``page``) whose text or box differs from the engine's."""
+    engine = {line.id: line for line in page_from_dict(page.normalized).lines}
+    return [CorrectedLine(str(job.pk), page, line, engine[line.id].text if line.id in engine else "")
+            for line in corrected.lines
+            if line.id not in engine or engine[line.id].text != line.text or engine[line.id].polygon != line.polygon]
 
 
 def training_zip(user, since: datetime | None = None) -> bytes:
@@ -108,15 +110,17 @@ def training_zip(user, since: datetime | None = None) -> bytes:
 
 def job_cer(job: Job) -> dict:
     """{errors, characters, cer, corrected_lines}: the engine's page texts against the corrected ones."""
-    errors = characters = 0
+    errors = characters = lines = 0
     for page in _pages(job):
-        engine_text = squeeze(page.engine_text)
-        corrected = squeeze(page_with_corrections(page).text) if _reviewed(page) else engine_text
+        engine_text = corrected = squeeze(page.engine_text)
+        if _reviewed(page):
+            corrected_page = page_with_corrections(page)
+            corrected = squeeze(corrected_page.text)
+            lines += len(_page_corrected_lines(job, page, corrected_page))
         errors += edit_distance(corrected, engine_text)
         characters += len(corrected)
     return {"errors": errors, "characters": characters,
-            "cer": round(errors / characters, 4) if characters else None,
-            "corrected_lines": len(corrected_lines(job))}
+            "cer": round(errors / characters, 4) if characters else None, "corrected_lines": lines}
 
 
 def cer_report(user, job: Job | None = None) -> dict:
