@@ -62,7 +62,9 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
 
     @extend_schema(parameters=[JobFilterSerializer])
     def list(self, request, *args, **kwargs):
-        return super().list(request, *args, **kwargs)
+        page = self.paginate_queryset(self.get_queryset())
+        jobs = selectors.job_list_with_queue_positions(page)
+        return self.get_paginated_response(self.get_serializer(jobs, many=True).data)
 
     @extend_schema(parameters=[JobWaitSerializer], responses={200: JobSerializer, 400: ERROR, 404: ERROR})
     def retrieve(self, request, *args, **kwargs):

@@ -6,7 +6,8 @@ process that answers requests. Up to ``OCR_EXPORT_INLINE_MAX_PAGES`` pages it is
 built in the request; above, ``export_file`` queues ``build_export`` on the
 default cluster and waits up to ``OCR_EXPORT_WAIT_SECONDS`` for the file, which
 the request then streams from storage. A worker that has not finished by then
-leaves the client a 202 with ``Retry-After``; the next request finds the file.
+leaves the client a 202 with ``Retry-After``; the next request finds the file (or,
+while the build runs, waits for it again without queueing a second one).
 
 The file is named by a version of the job's result (pages and every
 correction and edit, undone ones included), so a reviewer's change makes the
@@ -21,6 +22,7 @@ import os
 import time
 
 from django.conf import settings
+from django.core.cache import cache
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django_q.tasks import async_task
@@ -54,7 +56,10 @@ def export_file(job: Job, fmt: str) -> str | None:
     name = export_name(job, fmt)
     if default_storage.exists(name):
         return name
-    async_task(BUILD_TASK, str(job.pk), fmt, name, cluster=settings.Q_CLUSTER["name"], group=f"export-{job.pk}")
+    # One build per version, however often the client asks while it runs (each 202 is asked again);
+    # the claim outlives a lost worker until the broker hands its task out again (Q_RETRY).
+    if cache.add(_build_claim(name), True, timeout=settings.Q_RETRY):
+        async_task(BUILD_TASK, str(job.pk), fmt, name, cluster=settings.Q_CLUSTER["name"], group=f"export-{job.pk}")
     deadline = time.monotonic() + settings.OCR_EXPORT_WAIT_SECONDS
     while time.monotonic() < deadline:
         time.sleep(POLL_SECONDS)
@@ -63,8 +68,19 @@ def export_file(job: Job, fmt: str) -> str | None:
     return None
 
 
+def _build_claim(name: str) -> str:
+    return f"export-build:{name}"
+
+
 def build_export(*, job_id: str, fmt: str, name: str) -> None:
     """Worker: render the ``fmt`` export and store it under ``name``, whole or not at all."""
+    try:
+        _build(job_id, fmt, name)
+    finally:  # built or failed: the next request finds the file, or queues a new build
+        cache.delete(_build_claim(name))
+
+
+def _build(job_id: str, fmt: str, name: str) -> None:
     if default_storage.exists(name):
         return  # an earlier request's task already built it
     job = Job.objects.filter(pk=job_id).first()

@@ -6,18 +6,20 @@ import hashlib
 import http.server
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
+from django.utils import timezone
 from django_q.models import OrmQ
 from rest_framework.test import APIClient
 
 from jobs import services
 from jobs.models import Document, Job, LineCorrection, PageResult
 from tests.conftest import token_client
-from tests.jobs.factories import png_bytes
+from tests.jobs.factories import JobFactory, png_bytes
 from tests.jobs.helpers import failed_record, page_record, small_png, three_page_pdf
 from tests.ocr_engine import bad_files, samples
 
@@ -240,6 +242,32 @@ def test_list_filters_and_pagination(api_client, user):
     assert api_client.get(JOBS, {"created_before": "2999-01-01T00:00:00Z"}).json()["count"] == 2
     bad = api_client.get(JOBS, {"status": "sleeping"})
     assert bad.status_code == 400 and bad.json()["code"] == "invalid_request"
+
+
+def test_a_list_of_queued_jobs_answers_each_place_in_its_cluster_at_a_cost_that_does_not_grow(
+        api_client, user, other_user, django_assert_max_num_queries):
+    def queue(owner, cluster, minutes_ago):
+        job = JobFactory(owner=owner, cluster=cluster)
+        Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(minutes=minutes_ago))
+        return job
+
+    # Oldest first per cluster: cpu 1 (alice), 2 (bob), 3 (alice), 4 (alice, running: no place) ...
+    cpu = [queue(user, Job.Cluster.CPU, 50), queue(other_user, Job.Cluster.CPU, 40), queue(user, Job.Cluster.CPU, 30)]
+    gpu = [queue(user, Job.Cluster.GPU, 45), queue(user, Job.Cluster.GPU, 35)]
+    running = queue(user, Job.Cluster.CPU, 20)
+    Job.objects.filter(pk=running.pk).update(status=Job.Status.RUNNING)
+
+    with django_assert_max_num_queries(6) as few:
+        places = {job["id"]: job["queue_position"] for job in api_client.get(JOBS).json()["results"]}
+    assert places == {str(cpu[0].pk): 1, str(cpu[2].pk): 3, str(gpu[0].pk): 1, str(gpu[1].pk): 2,
+                      str(running.pk): None}  # bob's job is not alice's to see, but it holds its place
+
+    for minutes_ago in range(30):  # queued before all of the above
+        queue(user, Job.Cluster.CPU, 100 + minutes_ago)
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        listed = api_client.get(JOBS).json()["results"]
+    assert sorted(job["queue_position"] for job in listed if job["cluster"] == "cpu" and job["queue_position"]) == [
+        *range(1, 31), 31, 33]
 
 
 def test_result_inline_or_links_by_size(api_client, settings):

@@ -12,6 +12,7 @@ import zipfile
 
 import pypdf
 import pytest
+from django.core.files.base import ContentFile
 from django_q.models import OrmQ
 
 from jobs import tasks
@@ -64,6 +65,25 @@ def test_the_pdf_of_a_long_job_is_built_by_a_worker_and_then_served(api_client, 
     build_queued()
     pdf = pypdf.PdfReader(io.BytesIO(b"".join(api_client.get(url).streaming_content)))
     assert "Page two, corrected" in pdf.pages[1].extract_text()
+
+
+def test_asking_again_while_the_export_is_built_queues_no_second_build(api_client, long_job):
+    url = f"{JOBS}/{long_job.pk}/export.pdf"
+    assert [api_client.get(url).status_code for _ in range(3)] == [202, 202, 202]
+    (build,) = [tuple(e.task["args"]) for e in OrmQ.objects.all()]
+    OrmQ.objects.all().delete()
+
+    # A build that fails (here: a page image lost from storage) gives its claim up, so that
+    # the next request queues a new build instead of waiting for one that will never come.
+    page = PageResult.objects.get(job=long_job, page_number=2)
+    image = page.image.read()
+    page.image.storage.delete(page.image.name)
+    with pytest.raises(FileNotFoundError):
+        tasks.build_export(*build)
+    page.image.storage.save(page.image.name, ContentFile(image))
+    assert api_client.get(url).status_code == 202
+    assert len(build_queued()) == 1
+    assert api_client.get(url).status_code == 200
 
 
 def test_short_jobs_are_still_exported_in_the_request(api_client, settings):
