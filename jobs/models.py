@@ -145,6 +145,8 @@ class PageResult(models.Model):
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
 
+    LOW_CONFIDENCE = 0.8  # the job page's default threshold for "check this line" (static/js/job.js)
+
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="pages")
     page_number = models.PositiveIntegerField()
     status = models.CharField(max_length=16, choices=Status.choices)
@@ -158,6 +160,9 @@ class PageResult(models.Model):
     line_count = models.PositiveIntegerField(default=0)
     region_count = models.PositiveIntegerField(default=0)
     mean_confidence = models.FloatField(null=True, blank=True)  # for "worst pages first"
+    # The engine's lines under LOW_CONFIDENCE: the review queue counts what is still open from these
+    # ids alone, without parsing a page's whole result.
+    low_confidence_lines = models.JSONField(default=list, blank=True)
     timings = models.JSONField(default=dict, blank=True)
     error_code = models.CharField(max_length=64, blank=True)
     error_detail = models.TextField(blank=True)

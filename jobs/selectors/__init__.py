@@ -120,6 +120,7 @@ def pages_worst_first(user) -> QuerySet[PageResult]:
         PageResult.objects.filter(job__in=_visible_jobs(user), status=PageResult.Status.SUCCEEDED)
         .exclude(mean_confidence__isnull=True)
         .select_related("job", "job__document")
+        .defer("raw", "normalized")  # a list of many pages shows none of their text
         .order_by("mean_confidence", "job_id", "page_number")
     )
 

@@ -133,6 +133,7 @@ def _fill(result: PageResult, record: PageRecord) -> None:
         result.image = result.thumbnail = ""
         result.line_count = result.region_count = 0
         result.mean_confidence = None
+        result.low_confidence_lines = []
         return
     page = record.page
     result.status = PageResult.Status.SUCCEEDED
@@ -143,6 +144,8 @@ def _fill(result: PageResult, record: PageRecord) -> None:
     result.region_count = len(page.regions)
     confidences = [line.confidence for line in page.lines if line.confidence is not None]
     result.mean_confidence = sum(confidences) / len(confidences) if confidences else None
+    result.low_confidence_lines = [line.id for line in page.lines if line.confidence is not None
+                                   and line.confidence < PageResult.LOW_CONFIDENCE]
 
 
 def page_claim_next(*, job_id, worker_id: str, reading: tuple[int, ...] = ()) -> int | None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 
 from jobs import services
 from jobs.models import Job, PageEdit, PageResult
@@ -15,9 +17,9 @@ pytestmark = pytest.mark.django_db
 JOBS = "/api/v1/jobs"
 
 
-def two_region_job(owner) -> Job:
+def two_region_job(owner, confidence: float = 0.9) -> Job:
     """One page (100x40 px): region r1 holds "Hello world" and "Second line", region r2 is empty."""
-    record = page_record(1)
+    record = page_record(1, confidence=confidence)
     record.page.regions.append(Region(id="p1-r2", type="text", label="text", order=2, bbox=[0, 30, 100, 40],
                                       polygon=[[0, 30], [100, 30], [100, 40], [0, 40]], confidence=0.9, text=""))
     job = JobFactory(owner=owner)
@@ -296,20 +298,21 @@ def test_every_edit_and_undo_is_announced_on_the_job_stream(api_client, user, dj
 
 
 def test_review_queue_lists_open_low_confidence_lines_of_unreviewed_jobs(api_client, user, other_api_client):
-    job = two_region_job(user)
-    PageResult.objects.filter(job=job).update(
-        normalized={**PageResult.objects.get(job=job).normalized,
-                    "lines": [{**line, "confidence": 0.5} for line in PageResult.objects.get(job=job).normalized["lines"]]})
+    job = two_region_job(user, confidence=0.5)
+    confident = two_region_job(user, confidence=0.95)
 
     before = api_client.get("/api/v1/review-queue?order=open").json()["pages"]
     api_client.patch(page_url(job, "/lines/p1-l1"), {"text": "Hello, world"}, format="json")
     after = api_client.get("/api/v1/review-queue").json()["pages"]
 
-    assert [(row["job"], row["page_number"], row["open_lines"]) for row in before] == [(str(job.pk), 1, 2)]
+    assert [(row["job"], row["page_number"], row["open_lines"]) for row in before] == [
+        (str(job.pk), 1, 2), (str(confident.pk), 1, 0)]
     assert after[0]["open_lines"] == 1 and after[0]["url"] == f"/jobs/{job.pk}/?page=1"
+    assert api_client.delete(page_url(job, "/lines/p1-l2")).status_code == 200  # deleted: not open either
+    assert api_client.get("/api/v1/review-queue").json()["pages"][0]["open_lines"] == 0
     assert other_api_client.get("/api/v1/review-queue").json()["pages"] == []
     api_client.post(f"{JOBS}/{job.pk}/reviewed")
-    assert api_client.get("/api/v1/review-queue").json()["pages"] == []
+    assert [row["job"] for row in api_client.get("/api/v1/review-queue").json()["pages"]] == [str(confident.pk)]
     assert api_client.get("/api/v1/review-queue?order=x").status_code == 400
 
 
@@ -329,3 +332,21 @@ def test_without_a_worker_a_reread_ends_in_503_and_nothing_is_stored(api_client,
 
     assert response.status_code == 503 and response.json()["code"] == "engine_unavailable"
     assert not PageEdit.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pages_read_before_the_review_queue_kept_their_low_lines_have_them_counted(user):
+    """Migration 0011 fills the low-confidence line ids of the pages that were stored before it."""
+    executor = MigrationExecutor(connection)
+    before, after = [("jobs", "0010_storage_usage")], [("jobs", "0011_page_low_confidence_lines")]
+    job = two_region_job(user, confidence=0.5)
+    executor.migrate(before)
+    try:
+        old_pages = executor.loader.project_state(before).apps.get_model("jobs", "PageResult")
+        page = old_pages.objects.get(job_id=job.pk)
+        page.normalized["lines"][0]["confidence"] = 0.97  # now only p1-l2 is under the threshold
+        page.save()
+    finally:
+        executor.loader.build_graph()
+        executor.migrate(after)
+    assert PageResult.objects.get(job=job).low_confidence_lines == ["p1-l2"]
