@@ -145,7 +145,7 @@ class PageResult(models.Model):
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
 
-    LOW_CONFIDENCE = 0.8  # the job page's default threshold for "check this line" (static/js/job.js)
+    LOW_CONFIDENCE = 0.8  # "check this line": the review queue's count and the job page's default threshold
 
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="pages")
     page_number = models.PositiveIntegerField()

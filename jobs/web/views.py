@@ -17,7 +17,7 @@ from rest_framework.authtoken.models import Token
 from jobs import selectors
 from jobs.api.serializers import job_links
 from jobs.errors import OPTION_FIELD_BY_CODE
-from jobs.models import Job
+from jobs.models import Job, PageResult
 from jobs.services.accounts import api_token_regenerate, webhook_secret_rotate
 from jobs.services.submission import job_create
 from jobs.summary import job_summary
@@ -102,6 +102,7 @@ def job_detail(request, job_id):
         "links": job_links(request, job),
         "ws": f"/ws/jobs/{job.pk}/",
         "regionTypes": REGION_TYPES,
+        "lowConfidence": PageResult.LOW_CONFIDENCE,  # the default of the page's threshold, as in the review queue
     }
     return render(request, "jobs/job_detail.html", {
         "job": job,

@@ -64,7 +64,7 @@
     selectOnDraw: null, // line id to select when the page is next drawn (an edit's result)
     editor: null,
     navigated: false, // the user picked a page: don't jump to newly finished ones
-    threshold: Number(localStorage.getItem("ocr.threshold")) || 0.8,
+    threshold: Number(localStorage.getItem("ocr.threshold")) || cfg.lowConfidence,
   };
   const ui = (window.OCRJob = { cfg, state, el, TYPES, typeLabel });
 
