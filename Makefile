@@ -60,8 +60,11 @@ run: venv models
 	$(PY) manage.py qcluster & \
 	$(PY) -m ocrsite.server -b $(HOST) -p $(PORT) ocrsite.asgi:application
 
+# Then the platform's own tests once more on the embedded default's SQLite (the database of
+# `make run`), where an ORM query or SQL statement can behave unlike PostgreSQL.
 test: venv models system-deps
 	$(PY) -m pytest
+	DATABASE_URL=sqlite:///$${TMPDIR:-/tmp}/ocr-test-embedded.sqlite3 $(PY) -m pytest tests/jobs -m "not e2e" -q
 
 test-fast: venv models
 	$(PY) -m pytest -m "not e2e"

@@ -5,6 +5,16 @@ from __future__ import annotations
 import pytest
 
 
+def pytest_collection_modifyitems(config, items):
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        skip = pytest.mark.skip(reason="a check of the PostgreSQL deployment")
+        for item in items:
+            if "postgresql" in item.keywords:
+                item.add_marker(skip)
+
+
 @pytest.fixture(autouse=True)
 def media_root(settings, tmp_path):
     """Every test writes uploads and page images under its own tmp_path, never into var/."""

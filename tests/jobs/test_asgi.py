@@ -62,6 +62,7 @@ def test_an_anonymous_api_call_is_refused_through_the_asgi_app():
     assert json.loads(body)["code"] == "not_authenticated"
 
 
+@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_a_page_image_streams_through_the_asgi_app_and_each_request_returns_its_connection():
     from django.db import connections

@@ -97,6 +97,7 @@ def test_metrics_follow_the_database(client):
     assert value(samples, "ocr_jobs", status="canceled", pipeline="ocr", cluster="cpu") == 1
 
 
+@pytest.mark.postgresql
 def test_healthz_and_readyz_when_everything_is_up(client):
     assert client.get("/healthz").json() == {"status": "ok"}
     response = client.get("/readyz")
@@ -127,6 +128,7 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_readyz_is_503_while_the_database_is_unreachable(client):
     db = connections["default"]
