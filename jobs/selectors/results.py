@@ -86,7 +86,8 @@ def job_result_inline(job: Job, max_bytes: int) -> tuple[dict[str, Any] | None, 
 
 def job_export(job: Job, fmt: str) -> tuple[bytes, str, str]:
     """(content, media type, file name) of an export; raises UnsupportedOption for an unknown format."""
-    images = {p.page_number: p.image for p in job.pages.filter(status=PageResult.Status.SUCCEEDED)}
+    succeeded = job.pages.filter(status=PageResult.Status.SUCCEEDED).only("page_number", "image")
+    images = {p.page_number: p.image for p in succeeded}  # not the pages' results: read once, below
 
     def page_image(number: int) -> Image.Image | None:
         field = images.get(number)
