@@ -80,7 +80,7 @@ def job_delete(*, job: Job) -> None:
     A worker still on the job notices at its next write (the row is gone) and stops.
     """
     job_id, document = job.pk, job.document
-    names = [f.name for page in job.pages.all() for f in (page.image, page.thumbnail) if f]
+    names = [name for files in job.pages.values_list("image", "thumbnail") for name in files if name]
     with transaction.atomic():
         job.delete()
         if not document.jobs.exists():
