@@ -30,7 +30,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # database name keeps their runs from dropping each other's database.
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", f"test_ocr_{os.getpid()}")}
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # `make test`'s pass on the embedded default's database
-    # In the temp folder: the database's -wal, -shm and .writelock files outlive the run, not in the checkout.
+    # In the temp folder, so that its -wal, -shm and .writelock files, which outlive the run, stay out of the checkout.
     DATABASES["default"]["TEST"]["NAME"] = os.path.join(tempfile.gettempdir(), f"ocr-test-{os.getpid()}.sqlite3")
 STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}  # noqa: F405
 # No collectstatic in tests: serve from the finders, skip the STATIC_ROOT scan.
