@@ -6,7 +6,10 @@
     .venv/bin/python bench/load.py --token ... --clients 1 4 --pages 20 --dpi 200 --pdf-pages 10
     .venv/bin/python bench/load.py --token ... --clients --pdf-pages 0 --burst 20 --no-bare
 
-Scenarios, for each target, one after the other (never at the same time):
+Scenarios, one after the other (never at the same time). Each client count runs against ours and
+then against the peer, before the next count: the shared VMs this was measured on changed speed by
+up to a fifth within a run, and measuring all of ours before all of the peer's let that drift
+decide the ratio. The ratios (ours ÷ peer, ours ÷ the bare PaddleOCR loop) are printed as well.
 
 * ``N clients``: the pages as separate PNG files, taken from one shared queue by
   N client threads; each submits a page, waits for its job to end (``GET
@@ -314,7 +317,8 @@ def submit_bursts(args, api: str, headers: dict) -> None:
         print(f"    error: {error}")
 
 
-def report(label: str, outcome: Outcome, meter: Meter | None) -> None:
+def report(label: str, outcome: Outcome, meter: Meter | None) -> float:
+    """Print one scenario's line; return its pages per minute."""
     ppm = outcome.pages / outcome.seconds * 60 if outcome.seconds else 0.0
     line = (f"{label:<28} {ppm:6.1f} pages/min  p50 {percentile(outcome.latencies, 0.5):6.2f} s  "
             f"p95 {percentile(outcome.latencies, 0.95):6.2f} s  errors {len(outcome.errors)}/{len(outcome.latencies)}")
@@ -332,6 +336,7 @@ def report(label: str, outcome: Outcome, meter: Meter | None) -> None:
     print(line, flush=True)
     for error in sorted(set(outcome.errors))[:5]:
         print(f"    error: {error}")
+    return ppm
 
 
 def bare_config(args, threads: int):
@@ -343,7 +348,8 @@ def bare_config(args, threads: int):
                         cpu_threads=threads)
 
 
-def bare(args, work: list[bytes]) -> None:
+def bare(args, work: list[bytes]) -> float | None:
+    """Our engine, then (``ocr`` pipeline) PaddleOCR's own loop, in this process; PaddleOCR's pages/min."""
     from ocr_engine.engine import Engine
     from ocr_engine.pipelines import get as get_pipeline
     from ocr_engine.pipelines.paddle import prepare_process
@@ -355,8 +361,9 @@ def bare(args, work: list[bytes]) -> None:
         from paddleocr import PaddleOCR
 
         paddleocr = PaddleOCR(**get_pipeline("ocr").model_args(config), **prepare_process(config))
-        bare_loop("bare PaddleOCR loop", work, lambda image: [r.json for r in paddleocr.predict(
+        return bare_loop("bare PaddleOCR loop", work, lambda image: [r.json for r in paddleocr.predict(
             np.ascontiguousarray(np.asarray(image)[:, :, ::-1]))])
+    return None
 
 
 def bare_pdf(args, pdf: bytes) -> None:
@@ -397,7 +404,7 @@ def bare_pdf(args, pdf: bytes) -> None:
           f"{seconds[args.workers] / seconds[1]:.2f}x (the hardware's ceiling for --workers)", flush=True)
 
 
-def bare_loop(name: str, work: list[bytes], read) -> None:
+def bare_loop(name: str, work: list[bytes], read) -> float:
     read(Image.open(io.BytesIO(work[0])).convert("RGB"))  # warm
     cpu0, outcome = time.process_time(), Outcome()
     t0 = time.perf_counter()
@@ -407,9 +414,10 @@ def bare_loop(name: str, work: list[bytes], read) -> None:
         outcome.latencies.append(time.perf_counter() - t1)
         outcome.pages += 1
     outcome.seconds = time.perf_counter() - t0
-    report(name, outcome, None)
+    ppm = report(name, outcome, None)
     print(f"{'':<28} CPU s/page {(time.process_time() - cpu0) / outcome.pages:.2f}  "
           f"RSS {rss_mib(os.getpid()) / 1024:.2f} GB")
+    return ppm
 
 
 def main() -> None:
@@ -421,11 +429,21 @@ def main() -> None:
     # Warm the worker's engine so model loading is not counted.
     # One warm-up page per worker process (--workers), so every worker has loaded its models.
     run_clients(pages(args.workers, args.dpi, "warm"), args.workers, ours(args, api, headers))
+    if args.peer:
+        run_clients(pages(1, args.dpi, "warm"), 1, peer(args))
+    ours_ppm = {}
     for clients in args.clients:
         work = pages(args.pages, args.dpi, f"c{clients}")
         with Meter(("web", "cluster")) as meter:
             outcome = run_clients(work, clients, ours(args, api, headers))
-        report(f"ours, {clients} client(s)", outcome, meter)
+        ours_ppm[clients] = report(f"ours, {clients} client(s)", outcome, meter)
+        if args.peer:
+            work = pages(args.pages, args.dpi, f"peer{clients}")
+            with Meter(("peer",)) as meter:
+                outcome = run_clients(work, clients, peer(args))
+            peer_ppm = report(f"PaddleX serving, {clients} client(s)", outcome, meter)
+            print(f"{'':<28} ours ÷ PaddleX serving at {clients} client(s): "
+                  f"{ours_ppm[clients] / peer_ppm if peer_ppm else float('nan'):.2f}×", flush=True)
     if args.burst:
         submit_bursts(args, api, headers)
     if args.pdf_pages:
@@ -433,16 +451,13 @@ def main() -> None:
             handle = ours(args, api, headers)
             outcome = run_clients([pdf], 1, lambda s, i, d, submits: handle(s, i, d, submits, name="report.pdf"))
         report(f"ours, {args.pdf_pages}-page PDF", outcome, meter)
-    if args.peer:
-        run_clients(pages(1, args.dpi, "warm"), 1, peer(args))
-        for clients in args.clients:
-            work = pages(args.pages, args.dpi, f"peer{clients}")
-            with Meter(("peer",)) as meter:
-                outcome = run_clients(work, clients, peer(args))
-            report(f"PaddleX serving, {clients} client(s)", outcome, meter)
     if not args.no_bare:
         if args.clients:
-            bare(args, pages(args.pages, args.dpi, "bare"))
+            bare_ppm = bare(args, pages(args.pages, args.dpi, "bare"))
+            if bare_ppm:
+                clients = args.clients[0]
+                print(f"{'':<28} ours ({clients} client(s)) ÷ bare PaddleOCR loop: "
+                      f"{ours_ppm[clients] / bare_ppm:.2f}×", flush=True)
         if args.pdf_pages and args.workers > 1:
             bare_pdf(args, pdf)
 
