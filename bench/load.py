@@ -21,8 +21,8 @@ decide the ratio. The ratios (ours ÷ peer, ours ÷ the bare PaddleOCR loop) are
   submit request's latency when it cannot hide behind other clients' waits.
 * ``bare``: after the servers are measured, in this process on the same pages:
   ``Engine.process_image`` (our engine without the platform around it) and a
-  plain ``PaddleOCR(...).predict`` loop (PaddleOCR's own defaults, the same
-  det/rec models, document preprocessing off). With ``--workers`` > 1 and a PDF, also
+  plain ``PaddleOCR(...).predict`` loop (PaddleOCR's own defaults, onnxruntime's spinning
+  threads included, the same det/rec models, document preprocessing off). With ``--workers`` > 1 and a PDF, also
   the hardware's ceiling for that PDF: our engine alone in one process, then in
   ``--workers`` processes sharing its pages.
 
@@ -360,7 +360,8 @@ def bare(args, work: list[bytes]) -> float | None:
     if args.pipeline == "ocr":
         from paddleocr import PaddleOCR
 
-        paddleocr = PaddleOCR(**get_pipeline("ocr").model_args(config), **prepare_process(config))
+        # onnxruntime's own default lets idle threads spin; ours does not (EngineConfig.spin_wait).
+        paddleocr = PaddleOCR(**get_pipeline("ocr").model_args(config), **prepare_process(config.with_(spin_wait=True)))
         return bare_loop("bare PaddleOCR loop", work, lambda image: [r.json for r in paddleocr.predict(
             np.ascontiguousarray(np.asarray(image)[:, :, ::-1]))])
     return None

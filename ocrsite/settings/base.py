@@ -179,6 +179,7 @@ OCR_MODELS_DIR = Path(env_str("OCR_MODELS_DIR", str(BASE_DIR / "models")))
 OCR_CPU_THREADS = env_int("OCR_CPU_THREADS", 1 if env_int("Q_WORKERS", 1) > 1 else 2)
 OCR_BACKEND = env_str("OCR_BACKEND", "onnxruntime")
 OCR_MEMORY_ARENA = env_bool("OCR_MEMORY_ARENA", True)
+OCR_SPIN_WAIT = env_bool("OCR_SPIN_WAIT", False)
 OCR_DEVICE = env_str("OCR_DEVICE", "cpu")  # "gpu" on GPU worker images
 OCR_MAX_UPLOAD_BYTES = env_int("OCR_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)
 OCR_MAX_PAGES = env_int("OCR_MAX_PAGES", 500)
