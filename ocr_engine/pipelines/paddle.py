@@ -59,9 +59,9 @@ def _onnx_session_entries(entries: dict[str, str]) -> None:
     """Give the onnxruntime sessions PaddleX creates from now on in this process these config entries.
 
     PaddleX's runner config sets only ``SessionOptions`` attributes (``session_options``), and
-    spinning is a config entry, so its runner's options are extended as they are built. Like
-    OMP_NUM_THREADS above, this holds for the process: its pipelines are built, one after the
-    other, right after ``prepare_process``.
+    spinning is a config entry, so its runner's options are extended as they are built. Unlike
+    OMP_NUM_THREADS above, the latest call wins: a process builds its pipelines one after the
+    other, each right after its own ``prepare_process``.
     """
     from paddlex.inference.models.runners.onnxruntime_runner import ONNXRuntimeRunner
 

@@ -2,7 +2,8 @@
 
 All environment access goes through ``ocrsite.env``; nothing else in the
 project reads ``os.environ`` for configuration. Names are listed below, next to
-their defaults (the OCR ones in ``ocrsite/settings/ocr.py``); ``docker/env/*.env.example`` shows them per deployment role.
+their defaults (the OCR ones in ``ocrsite/settings/ocr.py``); ``docker/env/*.env.example``
+shows them per deployment role.
 """
 
 from __future__ import annotations
