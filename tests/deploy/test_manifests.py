@@ -87,7 +87,8 @@ def env_file_keys(path: Path) -> set[str]:
 def settings_variables() -> set[str]:
     """Names passed to the ocrsite.env readers (env_str, env_int, ...) by the deployment settings."""
     names = set()
-    for node in ast.walk(ast.parse((REPO / "ocrsite" / "settings" / "base.py").read_text())):
+    modules = [path for path in (REPO / "ocrsite" / "settings").glob("*.py") if path.name != "test.py"]
+    for node in (node for path in modules for node in ast.walk(ast.parse(path.read_text()))):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.startswith("env_")
                 and node.args and isinstance(node.args[0], ast.Constant)):
             names.add(node.args[0].value)
