@@ -258,9 +258,11 @@ def serve_in_processes(count: int, argv: list[str]) -> int:
         **os.environ, "WEB_PROCESSES": "1", "WEB_CONNECTION_COUNTS": f"{counts}:{index}"}) for index in range(count)]
 
     def stop(signum, frame):
+        # SIGTERM whatever stopped us: a process started in the background by a script
+        # (``make run &``, nohup) inherits SIGINT ignored, and daphne then never sees it.
         for child in children:
             if child.poll() is None:
-                child.send_signal(signum)
+                child.send_signal(signal.SIGTERM)
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)

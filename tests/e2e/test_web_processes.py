@@ -91,6 +91,39 @@ def test_processes_share_one_socket_and_stop_together(tmp_path):
         assert not any(Path(f"/proc/{pid}").exists() for pid in workers)
 
 
+def catches(pid: int, signum: int) -> bool:
+    """Whether process ``pid`` has a handler for ``signum`` (its SigCgt mask in /proc)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    mask = int(status.split("SigCgt:", 1)[1].split()[0], 16)
+    return bool(mask >> (signum - 1) & 1)
+
+
+def test_an_interrupt_stops_servers_started_in_the_background(tmp_path):
+    """``make run &`` from a script: every process inherits SIGINT ignored, and Ctrl-C's signal,
+    passed on as it came, left both servers running after the parent's stop."""
+    env = embedded_env(tmp_path, WEB_PROCESSES="2")
+    port = free_port()
+    log = tmp_path / "web.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(server(port), cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True,
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        wait_until_serving(f"http://127.0.0.1:{port}/healthz", process, log)
+        workers = children_of(process.pid)
+        deadline = time.monotonic() + 60
+        while not all(catches(pid, signal.SIGTERM) for pid in workers):  # both servers' reactors run
+            assert time.monotonic() < deadline, "a server never started"
+            time.sleep(0.1)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 0
+        assert not any(Path(f"/proc/{pid}").exists() for pid in workers)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
 def connections_per_process(port: int, pids: list[int]) -> list[int]:
     """Established connections to ``port`` that each of ``pids`` holds, fewest first (from /proc)."""
     established = set()
