@@ -60,14 +60,16 @@ class PreparedInsert:
         self.returning = meta.pk if obj.pk is None and meta.pk in meta.db_returning_fields else None
         self.fields, self.sql = _insert_statement(type(obj), self.returning is not None, using)
         self.late = [index for index, field in enumerate(self.fields) if {field.name, field.attname} & set(late)]
-        self.params = [self._value(field) for field in self.fields]
+        # The connection once: each ``connections[...]`` is a lookup in a context-local store.
+        connection = connections[using]
+        self.params = [self._value(field, connection) for field in self.fields]
 
     def execute(self):
         """Insert the row (the caller holds the transaction); ``obj`` is then saved, its key set."""
         connection = connections[self.using]
         params = list(self.params)
         for index in self.late:
-            params[index] = self._value(self.fields[index])
+            params[index] = self._value(self.fields[index], connection)
         with connection.cursor() as cursor:
             cursor.execute(self.sql, params)
             if self.returning is not None:
@@ -79,12 +81,12 @@ class PreparedInsert:
         self.obj._state.adding, self.obj._state.db = False, self.using
         return self.obj
 
-    def _value(self, field):
+    def _value(self, field, connection):
         # What the ORM's insert compiler sends for a plain value.
         value = field.pre_save(self.obj, add=True)
         if hasattr(value, "resolve_expression"):
             raise TypeError(f"{field.name}: an expression; save it with the ORM")
-        return field.get_db_prep_save(value, connection=connections[self.using])
+        return field.get_db_prep_save(value, connection=connection)
 
 
 @functools.cache
