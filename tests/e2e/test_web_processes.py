@@ -100,7 +100,7 @@ def catches(pid: int, signum: int) -> bool:
 
 def test_an_interrupt_stops_servers_started_in_the_background(tmp_path):
     """``make run &`` from a script: every process inherits SIGINT ignored, and a SIGINT sent to the
-    parent, passed on as it came, left both servers running after the parent had stopped waiting."""
+    parent, passed on as it came, left the parent and both servers running."""
     env = embedded_env(tmp_path, WEB_PROCESSES="2")
     port = free_port()
     log = tmp_path / "web.log"
