@@ -22,7 +22,7 @@ from . import __version__, detector_scale, orientation, pipelines, stages, textl
 from .config import PAGE_OPTIONS, EngineConfig
 from .errors import OcrError, RecognitionFailed
 from .pipelines.base import ReadsTextLayers
-from .pipelines.paddle import prepare_process
+from .pipelines.paddle import bgr_array, prepare_process
 from .schema import DocumentResult, EngineInfo, Page
 from .textfix import text_fixer
 
@@ -115,7 +115,7 @@ class Engine:
         config = self.config
         side = detector_scale.detector_side(gray, max_side=config.det_max_side, char_px=config.det_char_px)
         try:
-            return self.pipeline.run(self._built, config.with_(det_max_side=side), _bgr(image))
+            return self.pipeline.run(self._built, config.with_(det_max_side=side), bgr_array(image))
         except OcrError:
             raise
         except Exception as exc:  # PaddleOCR raises bare exceptions of many kinds
@@ -136,7 +136,7 @@ class Engine:
                 area_raw = self.pipeline.ocr_lines(self._run(crop, page_number))
             ocr_keys.update(textlayer.add_area_ocr(lines_raw, area_raw, area))
         try:
-            raw = self.pipeline.text_layer_raw(self._built, self.config, _bgr(image), lines_raw)
+            raw = self.pipeline.text_layer_raw(self._built, self.config, bgr_array(image), lines_raw)
         except Exception as exc:  # PaddleX raises bare exceptions of many kinds
             raise RecognitionFailed(f"Layout failed on page {page_number}: {type(exc).__name__}: {exc}") from exc
         read = time.perf_counter()
@@ -159,11 +159,6 @@ class Engine:
             out.image.close()
             out.image = None
             yield out
-
-
-def _bgr(image: Image.Image) -> np.ndarray:
-    # PaddleOCR treats ndarrays as OpenCV images, i.e. BGR.
-    return np.ascontiguousarray(np.asarray(image.convert("RGB"))[:, :, ::-1])
 
 
 def assemble_document(*, pages: list[Page], engine: EngineInfo, source: dict[str, Any] | None = None) -> DocumentResult:

@@ -23,6 +23,7 @@ import numpy as np
 from PIL import Image
 
 from .config import EngineConfig
+from .pipelines.paddle import bgr_array
 
 # Longer side of the copy the profile is measured on. Lines of 9 pt text at
 # 144 DPI stay a few pixels tall at this size, enough to separate them, and an
@@ -44,6 +45,11 @@ SKEW_GAIN = 1.05
 # The classifier's answer counts only above this score. On the page's text it
 # scores 0.92-0.93; on mostly blank pages, before cropping to the text, 0.34-0.7.
 MIN_CONFIDENCE = 0.6
+# The classifier scales its input to 256 px on its short side, then crops 224 px. It is shown a
+# copy of the page's text box already reduced to about that size by box averaging: converting and
+# scaling the full-size crop took 17 ms of a 200-DPI page's 36 ms straightening. On the real test
+# pages, turned each way, the labels stayed the same and the scores moved by 0.003 at most.
+CLASSIFIER_SIDE = 256
 # Classifier label (counter-clockwise degrees to upright) -> clockwise turn.
 _CLOCKWISE = {"0": 0, "90": 270, "180": 180, "270": 90}
 _TRANSPOSE = {90: Image.Transpose.ROTATE_270, 180: Image.Transpose.ROTATE_180, 270: Image.Transpose.ROTATE_90}
@@ -94,8 +100,8 @@ class PageStraightener:
         lines_down = None if max(across, down) < LINE_CONTRAST * min(across, down) else down > across
         # The classifier looks at a 224 px centre crop: on the whole page that may
         # be blank paper, so it is shown the text's bounding box instead.
-        text = image.crop((int(xs.min() / factor), int(ys.min() / factor),
-                           int((xs.max() + 1) / factor), int((ys.max() + 1) / factor)))
+        text = _reduced(image, (int(xs.min() / factor), int(ys.min() / factor),
+                                int((xs.max() + 1) / factor), int((ys.max() + 1) / factor)))
         rotation = self._turn(text, lines_down=lines_down)
         lines_angle = 90.0 + down_angle if rotation % 180 else across_angle
         if _bands(xs, ys, lines_angle) < MIN_LINES:
@@ -119,11 +125,17 @@ class PageStraightener:
 
     def _classify(self, image: Image.Image) -> int:
         """The clockwise turn that stands ``image`` upright; 0 when the classifier is unsure."""
-        bgr = np.ascontiguousarray(np.asarray(image.convert("RGB"))[:, :, ::-1])
-        result = next(iter(self._classifier.predict(bgr)))
+        result = next(iter(self._classifier.predict(bgr_array(image))))
         if result.json["res"]["scores"][0] < MIN_CONFIDENCE:
             return 0
         return _CLOCKWISE[str(result.json["res"]["label_names"][0])]
+
+
+def _reduced(image: Image.Image, box: tuple[int, int, int, int]) -> Image.Image:
+    """The ``box`` of ``image``, reduced by the whole factor that keeps its short side at least
+    ``CLASSIFIER_SIDE``."""
+    factor = max(1, min(box[2] - box[0], box[3] - box[1]) // CLASSIFIER_SIDE)
+    return image.reduce(factor, box=box) if factor > 1 else image.crop(box)
 
 
 def _ink(image: Image.Image) -> tuple[np.ndarray, float]:

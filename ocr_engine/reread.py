@@ -15,7 +15,7 @@ from PIL import Image
 
 from .config import EngineConfig
 from . import pipelines
-from .pipelines.paddle import prepare_process
+from .pipelines.paddle import bgr_array, prepare_process
 
 Polygon = Sequence[Sequence[float]]
 
@@ -65,6 +65,5 @@ class LineReader:
     def read(self, image: Image.Image, polygon: Polygon) -> tuple[str, float]:
         """(text, confidence) of the box ``polygon`` (page pixels) on ``image``."""
         crop = crop_polygon(image, polygon)
-        bgr = np.ascontiguousarray(np.asarray(crop)[:, :, ::-1])  # PaddleOCR reads ndarrays as BGR
-        (result,) = list(self._model.predict(bgr, batch_size=1))
+        (result,) = list(self._model.predict(bgr_array(crop), batch_size=1))
         return str(result["rec_text"]).strip(), round(float(result["rec_score"]), 4)

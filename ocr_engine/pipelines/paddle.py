@@ -17,10 +17,23 @@ import numpy as np
 from ..errors import EngineUnavailable, GpuRequired
 
 if TYPE_CHECKING:
+    from PIL import Image
+
     from ..config import EngineConfig
 
 # Features no pipeline here uses; off so PaddleOCR neither loads nor downloads their models.
 OFF = {"use_doc_orientation_classify": False, "use_doc_unwarping": False, "use_textline_orientation": False}
+
+
+def bgr_array(image: Image.Image) -> np.ndarray:
+    """``image`` as PaddleOCR takes an ndarray: an OpenCV image, BGR.
+
+    OpenCV swaps the channels in one pass: 4.5 ms for a 200-DPI page, against 26 ms
+    for numpy's reversed view copied into a contiguous array.
+    """
+    import cv2  # loaded with PaddleOCR, in workers only
+
+    return cv2.cvtColor(np.asarray(image if image.mode == "RGB" else image.convert("RGB")), cv2.COLOR_RGB2BGR)
 
 
 def prepare_process(config: EngineConfig) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from PIL import Image
 
 from ocr_engine.config import EngineConfig
 from ocr_engine.engine import Engine, assemble_document
@@ -10,6 +11,7 @@ from ocr_engine.inputs import open_document
 from ocr_engine.schema import to_dict
 from ocr_engine.validation import validate_page, validate_result
 from ocr_engine.metrics import cer
+from ocr_engine.pipelines.paddle import bgr_array
 from tests.ocr_engine import samples, scans
 
 pytestmark = pytest.mark.models
@@ -164,6 +166,15 @@ def test_pdf_document_result_is_valid_and_complete(structure_engine):
     assert samples.REPORT_TITLE in result.markdown
     assert all(o.raw.get("parsing_res_list") is not None for o in outputs)
     assert result.engine.models["layout_detection"] == "PicoDet_layout_1x"
+
+
+@pytest.mark.parametrize(("mode", "colour", "bgr"), [
+    ("RGB", (200, 120, 40), [40, 120, 200]), ("RGBA", (200, 120, 40, 255), [40, 120, 200]), ("L", 90, [90, 90, 90]),
+])
+def test_images_reach_paddleocr_as_bgr(mode, colour, bgr):
+    array = bgr_array(Image.new(mode, (3, 2), colour))
+    assert array.shape == (2, 3, 3) and array.flags.c_contiguous
+    assert array[1, 2].tolist() == bgr
 
 
 def test_offline_languages_are_paddleocrs_pp_ocrv6_languages():
