@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,10 +63,14 @@ class Engine:
         view.config = self.config.with_(**options)  # validates the values
         return view
 
-    def process_page(self, document, number: int) -> PageOutput:
+    def process_page(self, document, number: int, *,
+                     on_image: Callable[[Image.Image], None] | None = None) -> PageOutput:
         """Render page ``number`` of an open ``inputs.Document`` at the config's scale and OCR it.
 
         ``PageOutput.image`` is the page as the engine read it; the caller closes it.
+        ``on_image`` receives that image before it is read, once it is turned and
+        deskewed, so that a caller can store it while detection runs; the engine never
+        changes it afterwards.
         """
         scale = self.config.scale
         started = time.perf_counter()
@@ -78,9 +82,11 @@ class Engine:
             # A born-digital page with a text layer it can trust skips detection and recognition.
             plan = textlayer.plan_page(document, number, image, self._text_layer_mode())
             if plan.use_text:
+                if on_image is not None:
+                    on_image(image)
                 out = self._text_layer_page(image, plan, **geometry)
             else:
-                out = self.process_image(image, **geometry)
+                out = self.process_image(image, **geometry, on_image=on_image)
                 out.page.text_layer_rejected = plan.rejected
         except BaseException:
             image.close()
@@ -90,14 +96,19 @@ class Engine:
         out.timings = {stages.RENDER: round(rendered, 4), **out.timings}
         return out
 
-    def process_image(self, image: Image.Image, *, page_number: int, scale: float = 1.0,
-                      dpi: float | None = None) -> PageOutput:
-        """OCR one already-rendered page image (RGB). Raises ``RecognitionFailed`` if PaddleOCR fails on it."""
+    def process_image(self, image: Image.Image, *, page_number: int, scale: float = 1.0, dpi: float | None = None,
+                      on_image: Callable[[Image.Image], None] | None = None) -> PageOutput:
+        """OCR one already-rendered page image (RGB). Raises ``RecognitionFailed`` if PaddleOCR fails on it.
+
+        ``on_image`` as for ``process_page``.
+        """
         started = time.perf_counter()
         # Turn and deskew before detection; the page records what was done.
         upright = self._straighten(image) if self.config.orientation == "auto" else orientation.Upright(image)
         image = upright.image
         straightened = time.perf_counter()
+        if on_image is not None:
+            on_image(image)
         gray = np.asarray(image.convert("L"))
         raw = self._run(image, page_number, gray)
         ocr_done = time.perf_counter()

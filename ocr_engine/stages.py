@@ -9,6 +9,7 @@ TEXT_LAYER = "text_layer"  # a PDF page's own text read as lines, plus OCR of it
 ORIENTATION = "orientation"  # turning and deskewing the page (ocr_engine.orientation)
 OCR = "ocr"  # the pipeline's models on the image
 NORMALIZE = "normalize"  # raw pipeline result -> schema.Page
-STORE_IMAGES = "store_images"  # the worker's page JPEG and thumbnail
+# The worker's page JPEG and thumbnail: what their encoding, done while the page is read, added after it.
+STORE_IMAGES = "store_images"
 
 ENGINE_STAGES = (RENDER, TEXT_LAYER, ORIENTATION, OCR, NORMALIZE)

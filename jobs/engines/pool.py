@@ -19,8 +19,8 @@ MAX_ENGINES = 2
 
 _engines: OrderedDict[tuple[str, str], object] = OrderedDict()
 _lock = threading.Lock()
-_engine_thread: ThreadPoolExecutor | None = None
-_engine_thread_lock = threading.Lock()
+_threads: dict[str, ThreadPoolExecutor] = {}
+_threads_lock = threading.Lock()
 
 
 def engine_thread() -> ThreadPoolExecutor:
@@ -29,22 +29,31 @@ def engine_thread() -> ThreadPoolExecutor:
     A worker reads a page there while it stores the previous one
     (jobs.services.processing). Always the same thread: Paddle keeps state per
     thread (its dygraph tracer, the device), which a model built on one thread
-    does not find on another. Made on first use, so in the forked worker itself.
+    does not find on another.
     """
-    global _engine_thread
-    with _engine_thread_lock:
-        if _engine_thread is None:
-            _engine_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engine")
-        return _engine_thread
+    return _thread("engine")
 
 
-def _forget_engine_thread() -> None:
+def image_thread() -> ThreadPoolExecutor:
+    """The thread of this process that encodes page images while the engine reads them
+    (jobs.services.pages): the time OCR leaves a core idle, not the job's, pays for them."""
+    return _thread("image")
+
+
+def _thread(name: str) -> ThreadPoolExecutor:
+    # Made on first use, so in the forked worker itself.
+    with _threads_lock:
+        if name not in _threads:
+            _threads[name] = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        return _threads[name]
+
+
+def _forget_threads() -> None:
     # A forked child has none of its parent's threads: an inherited executor would queue forever.
-    global _engine_thread
-    _engine_thread = None
+    _threads.clear()
 
 
-os.register_at_fork(after_in_child=_forget_engine_thread)
+os.register_at_fork(after_in_child=_forget_threads)
 
 
 def get_engine(pipeline: str, lang: str, **page_options):

@@ -1,5 +1,5 @@
-"""One page's outcome on a worker: read it (``page_read``), encode its image (``page_encode``),
-store it (``job_record_page``).
+"""One page's outcome on a worker: read it (``page_read``, its image encoded meanwhile), take the
+encoded image (``page_encode``), store it (``job_record_page``).
 
 Used by every worker on a job, the one holding the job's lease and the
 helpers sharing its pages (jobs.services.processing).
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -19,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from jobs import progress
+from jobs.engines.pool import image_thread
 from jobs.models import Job, PageClaim, PageResult
 from jobs.page_images import encode_page
 from jobs.services.storage import storage_delete
@@ -37,40 +39,63 @@ class PageRecord:
     page: Any = None  # ocr_engine.schema.Page
     raw: dict | None = None
     timings: dict[str, float] = field(default_factory=dict)
-    image: Any = None  # the page image as the engine read it (PIL), until page_encode turns it into:
+    image: Any = None  # the page image as the engine read it (PIL), open until page_encode takes:
+    encoding: Future | None = None  # (JPEG, thumbnail) of the image, made on the image thread
     image_jpeg: bytes | None = None
     thumbnail: bytes | None = None
     error_code: str = ""
     error_detail: str = ""
 
+    def close_image(self) -> None:
+        """Close the page image once its encoding, if any, has ended."""
+        if self.encoding is not None:
+            wait([self.encoding])
+        if self.image is not None:
+            self.image.close()
+            self.image = None
+
 
 def page_read(engine, doc, number: int) -> PageRecord:
     """Run the engine on one page; a failure becomes a failed page, never an exception.
 
-    No database work: it runs on the engine's thread while the caller stores the page before.
+    The page image is encoded on the image thread from the moment the engine has
+    it (turned and deskewed) until the page is read: a one-page job would otherwise
+    encode it after OCR, with the client waiting. No database work: it runs on the
+    engine's thread while the caller stores the page before.
     """
+    encodings: list[Future] = []
+
+    def encode(image) -> None:
+        encodings.append(image_thread().submit(encode_page, image, thumbnail_size=settings.OCR_THUMBNAIL_SIZE))
+
     try:
-        out = engine.process_page(doc, number)
+        out = engine.process_page(doc, number, on_image=encode)
         # Store the image the engine read (turned and deskewed): the page's
         # coordinates, overlays and exports are all in its frame.
-        return PageRecord(page_number=number, page=out.page, raw=out.raw, timings=out.timings, image=out.image)
+        return PageRecord(page_number=number, page=out.page, raw=out.raw, timings=out.timings, image=out.image,
+                          encoding=encodings[0])
     except OcrError as exc:
         logger.warning("Page %s failed: %s", number, exc.message)
-        return PageRecord(page_number=number, error_code=exc.code, error_detail=exc.message)
+        failed = PageRecord(page_number=number, error_code=exc.code, error_detail=exc.message)
     except Exception as exc:  # noqa: BLE001 - one bad page must not stop the others
         logger.exception("Page %s failed unexpectedly", number)
-        return PageRecord(page_number=number, error_code="internal_error",
-                          error_detail=f"{type(exc).__name__}: {exc}")
+        failed = PageRecord(page_number=number, error_code="internal_error",
+                            error_detail=f"{type(exc).__name__}: {exc}")
+    wait(encodings)  # of an image the engine closed as it failed: not stored, but never left running
+    return failed
 
 
 def page_encode(record: PageRecord) -> PageRecord:
-    """The page image as the stored JPEG and thumbnail (the image is closed)."""
-    if record.image is not None:
-        t0 = time.perf_counter()
-        record.image_jpeg, record.thumbnail = encode_page(record.image, thumbnail_size=settings.OCR_THUMBNAIL_SIZE)
-        record.image.close()
-        record.image = None
-        record.timings = {**record.timings, stages.STORE_IMAGES: round(time.perf_counter() - t0, 4)}
+    """The page image as the stored JPEG and thumbnail, once encoded (the image is closed).
+
+    Timed as what the encoding adds to the page after it was read, so that the
+    stages still add up to the page's latency (jobs.observability.metrics).
+    """
+    if record.encoding is not None:
+        started = time.perf_counter()
+        record.image_jpeg, record.thumbnail = record.encoding.result()
+        record.timings = {**record.timings, stages.STORE_IMAGES: round(time.perf_counter() - started, 4)}
+        record.close_image()
     return record
 
 

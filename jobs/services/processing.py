@@ -130,9 +130,10 @@ def _read_pages(job: Job, engine, worker_id: str, *, holds_lease: bool, out_of_t
     """Claim, read and store pages one at a time; the same loop for the lease holder and for helpers.
 
     Reading overlaps storing: once a page is read, the next one is claimed and
-    read on the engine's thread (jobs.engines.pool) while this thread encodes
-    and stores the page just read, so the time OCR leaves a core idle goes to
-    images and the database. At most two pages are claimed and not yet stored,
+    read on the engine's thread (jobs.engines.pool) while this thread stores the
+    page just read, and each page's image is encoded on the image thread while
+    the page is read, so the time OCR leaves a core idle goes to images and the
+    database. At most two pages are claimed and not yet stored,
     which is what a killed worker can lose; a stored page is never redone.
 
     The lease holder also renews the lease (which doubles as the cancel check),
@@ -185,8 +186,8 @@ def _read_pages(job: Job, engine, worker_id: str, *, holds_lease: bool, out_of_t
         finally:
             # Reads left unstored (a lost lease, an error): the document must stay open until they end.
             for left in (reading, upcoming):
-                if left is not None and left.result().image is not None:
-                    left.result().image.close()
+                if left is not None:
+                    left.result().close_image()
 
 
 def _retrying_db(write, **kwargs):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 import unicodedata
 from pathlib import Path
 
 import pytest
 
+from ocr_engine import stages
 from ocr_engine.config import EngineConfig
 from ocr_engine.engine import Engine
 from ocr_engine.inputs import open_document
@@ -16,6 +18,8 @@ from ocr_engine.metrics import cer
 from tests.ocr_engine import textlayer_samples as tls
 
 pytestmark = pytest.mark.models
+
+TIMING_ROUNDING = 0.001  # stage timings are rounded to 0.1 ms each
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +52,25 @@ def test_auto_reads_text_pages_from_the_layer_and_ocrs_the_rest(ocr_engine):
     # Image-area lines are mapped back into the page: inside the picture, below the text.
     assert ocr_line.bbox[1] > mixed.lines[1].bbox[3]
     validate_page(to_dict(mixed))
+
+
+def test_each_page_image_is_handed_over_before_the_page_is_read(ocr_engine):
+    """``on_image`` (a worker encodes the stored page image meanwhile) gets the image the result's
+    frame is in, for text-layer pages and OCR'd ones, before their text is read."""
+    read_by = set()
+    with open_document(tls.mixed_pdf()) as doc:
+        for number in doc.select_pages(None):
+            handed = []
+            out = ocr_engine.process_page(doc, number, on_image=lambda image: handed.append((image, time.perf_counter())))
+            read_ended = time.perf_counter()
+            [(image, handed_at)] = handed
+            assert image is out.image and image.size == (out.page.width, out.page.height)
+            reading = stages.TEXT_LAYER if stages.TEXT_LAYER in out.timings else stages.OCR
+            read_by.add(reading)
+            read_started = read_ended - out.timings[reading] - out.timings[stages.NORMALIZE]
+            assert handed_at <= read_started + TIMING_ROUNDING
+            out.image.close()
+    assert read_by == {stages.TEXT_LAYER, stages.OCR}
 
 
 def test_ocr_mode_ocrs_every_page(ocr_engine):
