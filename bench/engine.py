@@ -26,14 +26,13 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ocr_engine.config import EngineConfig  # noqa: E402
 from ocr_engine.engine import Engine  # noqa: E402
 from ocr_engine.metrics import cer  # noqa: E402
+from ocr_engine.pipelines.paddle import bgr_array  # noqa: E402
 from tests.ocr_engine import samples, scans  # noqa: E402
 
 
@@ -62,8 +61,7 @@ def run(pipeline: str, dpi: int, models_dir: Path | None, rounds: int) -> dict:
     for _ in range(rounds):
         for n, image in enumerate(images, 1):
             t = time.perf_counter()
-            bgr = np.ascontiguousarray(np.asarray(image)[:, :, ::-1])
-            engine.pipeline.run(engine._built, engine.config, bgr)
+            engine.pipeline.run(engine._built, engine.config, bgr_array(image))
             bare_times.append(time.perf_counter() - t)
             t = time.perf_counter()
             engine.process_image(image, page_number=n, scale=dpi / 72)

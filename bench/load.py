@@ -54,7 +54,6 @@ import threading  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
-import numpy as np  # noqa: E402
 import requests  # noqa: E402
 from PIL import Image, ImageDraw  # noqa: E402
 
@@ -352,7 +351,7 @@ def bare(args, work: list[bytes]) -> float | None:
     """Our engine, then (``ocr`` pipeline) PaddleOCR's own loop, in this process; PaddleOCR's pages/min."""
     from ocr_engine.engine import Engine
     from ocr_engine.pipelines import get as get_pipeline
-    from ocr_engine.pipelines.paddle import prepare_process
+    from ocr_engine.pipelines.paddle import bgr_array, prepare_process
 
     config = bare_config(args, args.threads)
     engine = Engine(config)
@@ -363,7 +362,7 @@ def bare(args, work: list[bytes]) -> float | None:
         # onnxruntime's own default lets idle threads spin; ours does not (EngineConfig.spin_wait).
         paddleocr = PaddleOCR(**get_pipeline("ocr").model_args(config), **prepare_process(config.with_(spin_wait=True)))
         return bare_loop("bare PaddleOCR loop", work, lambda image: [r.json for r in paddleocr.predict(
-            np.ascontiguousarray(np.asarray(image)[:, :, ::-1]))])
+            bgr_array(image))])
     return None
 
 
