@@ -1,7 +1,13 @@
 # Two entry points: `make run` (the product) and `make test` (the suite). Both set
 # everything up on a fresh machine: venv, dependencies, offline models, database.
 SHELL := /bin/bash
-PYTHON ?= python3
+# The interpreter of every venv here: the distribution's own Python 3.11 where the machine has
+# one with venv, else the first python3 on PATH. Debian's is built with profile-guided
+# optimisation and LTO and links libpython into the executable; pyenv's default build (first on
+# PATH on our machines) is neither, and spent a third more CPU on a submission and on the
+# Python parts of a page (docs/benchmarks.md, "The interpreter"). PYTHON=… picks another.
+SYSTEM_PYTHON := /usr/bin/python3.11
+PYTHON ?= $(shell $(SYSTEM_PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1 && echo $(SYSTEM_PYTHON) || echo python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 BUILD_VENV := .venv-build
@@ -10,15 +16,24 @@ PORT ?= 8000
 export OCR_MODELS_DIR ?= $(MODELS_DIR)
 export PADDLE_PDX_DISABLE_MODEL_SOURCE_CHECK := True
 
-.PHONY: run test test-fast models venv system-deps bench peer clean
+.PHONY: run test test-fast models venv system-deps bench peer clean FORCE
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+# A venv made with another interpreter than $(PYTHON) is made again (--clear): its `.python`
+# names the one it was made with, and changes only when that does.
+$(VENV)/.installed: pyproject.toml $(VENV)/.python
+	$(PYTHON) -m venv --clear $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -e '.[test]'
+	$(MAKE) --no-print-directory $(VENV)/.python
 	touch $@
+
+%/.python: FORCE
+	@mkdir -p $*; interpreter="$$(command -v $(PYTHON))"; \
+		[ "$$(cat $@ 2>/dev/null)" = "$$interpreter" ] || echo "$$interpreter" > $@
+
+FORCE:
 
 # paddlepaddle + paddle2onnx convert SLANet_plus to ONNX once; they never enter
 # the run-time venv (721 MB, and the engine runs on onnxruntime).
@@ -74,9 +89,10 @@ bench: venv models
 
 # PaddleX's own serving of the same models, for `bench/load.py --peer http://127.0.0.1:8080`.
 PEER_VENV := .venv-peer
-$(PEER_VENV)/.installed:
-	$(PYTHON) -m venv $(PEER_VENV)
+$(PEER_VENV)/.installed: $(PEER_VENV)/.python
+	$(PYTHON) -m venv --clear $(PEER_VENV)
 	$(PEER_VENV)/bin/pip install -q "paddlex[serving,ocr-core]==3.7.2" "onnxruntime==$$($(PY) -c 'import onnxruntime; print(onnxruntime.__version__)')"
+	$(MAKE) --no-print-directory $(PEER_VENV)/.python
 	touch $@
 
 peer: models $(PEER_VENV)/.installed
