@@ -30,7 +30,7 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.python
 	touch $@
 
 %/.python: FORCE
-	@mkdir -p $*; interpreter="$$(command -v $(PYTHON))"; \
+	@mkdir -p $*; interpreter="$$($(PYTHON) -c 'import sys; print(sys.executable)')"; \
 		[ "$$(cat $@ 2>/dev/null)" = "$$interpreter" ] || echo "$$interpreter" > $@
 
 FORCE:
