@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import itertools
+import uuid
 from urllib.parse import quote
 
 from django.urls import NoReverseMatch, get_script_prefix, reverse
@@ -97,8 +98,12 @@ class ApiUrls:
     quoted, so the checked origin is read once and put in front of each.
     """
 
-    def __init__(self, request):
-        self.origin = request.build_absolute_uri("/")[:-1]
+    def __init__(self, origin: str):
+        self.origin = origin
+
+    @classmethod
+    def of(cls, request) -> ApiUrls:
+        return cls(request.build_absolute_uri("/")[:-1])
 
     def url(self, name: str, **kwargs) -> str:
         values = {key: quote(str(value), safe=URL_SAFE) for key, value in kwargs.items()}
@@ -139,9 +144,8 @@ def _route_path(script_prefix: str, name: str, *params: str) -> str:
     raise NoReverseMatch(f"No route api:{name} with parameters {params}")
 
 
-def job_links(request, job: Job) -> dict:
+def job_links(urls: ApiUrls, job: Job) -> dict:
     """Every job-level resource and action, and templates for its pages: clients follow these."""
-    urls = ApiUrls(request)
     return {
         "self": urls.url("job-detail", pk=job.pk),
         "result": urls.url("job-result", pk=job.pk),
@@ -158,18 +162,55 @@ def job_links(request, job: Job) -> dict:
     }
 
 
+# Fields whose output depends on the value alone, never on the serializer's context (the request).
+VALUE_ONLY_FIELDS = (
+    serializers.BooleanField, serializers.CharField, serializers.ChoiceField, serializers.DateTimeField,
+    serializers.FloatField, serializers.IntegerField, serializers.JSONField, serializers.SerializerMethodField,
+    serializers.SlugRelatedField, serializers.UUIDField,
+)
+
+
 class ModelFieldsOnceSerializer(FieldsOnce, serializers.ModelSerializer):
     """A read-only ModelSerializer that reads its model and builds its fields once per class.
 
     The fields depend only on ``Meta``. Every field must be read-only: a writable related
-    field holds a queryset, which this does not reason about, so this refuses one.
+    field holds a queryset, which this does not reason about, so this refuses one. Each must
+    also be one of ``VALUE_ONLY_FIELDS``, so that output needs no field bound to this
+    instance: DRF's ``to_representation`` copies and binds every field for every instance,
+    a tenth of a submission's CPU for a job's 23 fields; here they are bound once per class,
+    and only a method field's method is looked up on this instance.
     """
 
     def fields_to_share(self, fields: dict) -> dict:
         writable = sorted(name for name, field in fields.items() if not field.read_only)
         if writable:
             raise TypeError(f"{type(self).__name__}: fields shared between instances must be read-only: {writable}")
+        bound = sorted(name for name, field in fields.items() if not isinstance(field, VALUE_ONLY_FIELDS))
+        if bound:
+            raise TypeError(f"{type(self).__name__}: fields that read the request cannot be shared: {bound}")
         return fields
+
+    def to_representation(self, instance) -> dict:
+        body = {}
+        for name, field in self._fields_bound_once():
+            if isinstance(field, serializers.SerializerMethodField):
+                body[name] = getattr(self, field.method_name)(instance)
+                continue
+            try:
+                value = field.get_attribute(instance)
+            except serializers.SkipField:
+                continue
+            body[name] = None if value is None else field.to_representation(value)
+        return body
+
+    @classmethod
+    def _fields_bound_once(cls) -> list[tuple[str, serializers.Field]]:
+        if "_bound_once" not in cls.__dict__:
+            fields = cls().get_fields()  # copies of the fields built once (FieldsOnce)
+            for name, field in fields.items():
+                field.bind(name, None)  # a source and a method name; no parent is read
+            cls._bound_once = list(fields.items())
+        return cls._bound_once
 
 
 class JobSerializer(ModelFieldsOnceSerializer):
@@ -206,7 +247,7 @@ class JobSerializer(ModelFieldsOnceSerializer):
         return error_dict(job.error_code, job.error_detail)
 
     def get_links(self, job: Job) -> dict:
-        return job_links(self.context["request"], job)
+        return job_links(ApiUrls.of(self.context["request"]), job)
 
 
 class PageSerializer(ModelFieldsOnceSerializer):
@@ -249,16 +290,35 @@ class PageSerializer(ModelFieldsOnceSerializer):
         }
 
     def get_links(self, page: PageResult) -> dict:
-        urls = ApiUrls(self.context["request"])
-        kwargs = {"pk": page.job_id, "page_number": page.page_number}
-        return {
-            "self": urls.url("job-page", **kwargs),
-            "job": urls.url("job-detail", pk=page.job_id),
-            "image": urls.url("job-page-image", **kwargs) if page.image else None,
-            "thumbnail": urls.url("job-page-thumbnail", **kwargs) if page.thumbnail else None,
-            "lines": urls.url("job-lines", **kwargs),
-            "lines_merge": urls.url("job-lines-merge", **kwargs),
-            "line": urls.template("job-line", "line_id", **kwargs),
-            "line_split": urls.template("job-line-split", "line_id", **kwargs),
-            "region": urls.template("job-region", "region_id", **kwargs),
-        }
+        return page_links(ApiUrls.of(self.context["request"]), page)
+
+
+def page_links(urls: ApiUrls, page: PageResult) -> dict:
+    """Every page-level resource and action, and templates for its lines and regions."""
+    kwargs = {"pk": page.job_id, "page_number": page.page_number}
+    return {
+        "self": urls.url("job-page", **kwargs),
+        "job": urls.url("job-detail", pk=page.job_id),
+        "image": urls.url("job-page-image", **kwargs) if page.image else None,
+        "thumbnail": urls.url("job-page-thumbnail", **kwargs) if page.thumbnail else None,
+        "lines": urls.url("job-lines", **kwargs),
+        "lines_merge": urls.url("job-lines-merge", **kwargs),
+        "line": urls.template("job-line", "line_id", **kwargs),
+        "line_split": urls.template("job-line-split", "line_id", **kwargs),
+        "region": urls.template("job-region", "region_id", **kwargs),
+    }
+
+
+def build_once() -> None:
+    """Build now what the first answers of a process build once: every serializer's fields and every link's path.
+
+    Left to the first requests, they were built by each request thread of a cold process's first
+    burst of submits at once (all missed the caches together): 45 of the 300 ms of CPU of ten
+    submissions, most of it Django populating its reverse map and compiling patterns.
+    """
+    JobCreateSerializer().fields  # noqa: B018 - FieldsOnce builds the class's fields on first use
+    for serializer in (JobSerializer, PageSerializer):
+        serializer._fields_bound_once()
+    urls, job_id = ApiUrls(""), uuid.UUID(int=0)
+    job_links(urls, Job(pk=job_id))
+    page_links(urls, PageResult(job_id=job_id, page_number=1, image="page.png", thumbnail="page.jpg"))

@@ -124,7 +124,7 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         if data is not None:
             return Response({**body, "inline": True, "result": data})
         pages = job.pages.filter(status=PageResult.Status.SUCCEEDED).values_list("page_number", flat=True)
-        urls = ApiUrls(request)
+        urls = ApiUrls.of(request)
         return Response({
             **body, "inline": False,
             "download": urls.url("job-result-json", pk=job.pk),

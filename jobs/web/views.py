@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
 from jobs import selectors
-from jobs.api.serializers import job_links
+from jobs.api.serializers import ApiUrls, job_links
 from jobs.errors import OPTION_FIELD_BY_CODE
 from jobs.models import Job, PageResult
 from jobs.services.accounts import api_token_regenerate, webhook_secret_rotate
@@ -99,7 +99,7 @@ def job_detail(request, job_id):
     config = {
         "job": {**job_summary(job), "page_numbers": job.page_numbers, "reviewed": job.reviewed_at is not None},
         "pages": selectors.job_page_summaries(job),
-        "links": job_links(request, job),
+        "links": job_links(ApiUrls.of(request), job),
         "ws": f"/ws/jobs/{job.pk}/",
         "regionTypes": REGION_TYPES,
         "lowConfidence": PageResult.LOW_CONFIDENCE,  # the default of the page's threshold, as in the review queue

@@ -433,3 +433,31 @@ def test_job_links_and_templates_name_the_routes_they_lead_to(api_client):
     assert links["exports"]["alto"] == f"http://testserver{JOBS}/{job['id']}/export.alto"
     assert links["correction_undo"] == f"http://testserver{JOBS}/{job['id']}/corrections/{{correction_id}}/undo"
     assert api_client.get(links["self"]).json()["id"] == job["id"]
+
+
+@pytest.mark.django_db
+def test_jobs_and_pages_are_written_as_drf_writes_them_from_fields_bound_once():
+    from rest_framework import serializers
+    from rest_framework.request import Request
+    from rest_framework.test import APIRequestFactory
+
+    from jobs.api.serializers import JobSerializer, PageSerializer
+    from tests.jobs.factories import PageResultFactory, UserFactory
+
+    now = timezone.now()
+    reviewed = JobFactory(status=Job.Status.SUCCEEDED, started_at=now - timedelta(seconds=3), finished_at=now,
+                          reviewed_at=now, reviewed_by=UserFactory(), timings={"ocr": 1.25}, attempts=1,
+                          webhook_url="https://example.org/hook", pages_spec="1")
+    failed = JobFactory(status=Job.Status.FAILED, error_code="invalid_file", error_detail="not a PNG")
+    queued = [JobFactory(owner=reviewed.owner) for _ in range(2)]
+    page = PageResultFactory(job=reviewed, width=800, height=600, line_count=3, timings={"rec": 0.5},
+                             error_code="", normalized=None)
+    context = {"request": Request(APIRequestFactory().get("/"))}
+    for serializer in [JobSerializer(job, context=context) for job in (reviewed, failed, *queued)] + [
+            PageSerializer(page, context=context), PageSerializer(page, context={**context, "with_raw": False})]:
+        expected = serializers.Serializer.to_representation(serializer, serializer.instance)  # DRF's own
+        if serializer.context.get("with_raw") is False:
+            del expected["raw"]
+        assert serializer.data == expected
+    assert JobSerializer(queued[1], context=context).data["queue_position"] == 2
+    assert JobSerializer(reviewed, context=context).data["reviewed_by"] == reviewed.reviewed_by.username

@@ -15,13 +15,13 @@ from rest_framework.authtoken.models import Token
 from tests.jobs.factories import JobFactory, PageResultFactory, UserFactory
 
 
-def http_get(path: str, headers: list[tuple[bytes, bytes]]) -> tuple[dict, bytes]:
+def http_get(path: str, headers: list[tuple[bytes, bytes]], root_path: str = "") -> tuple[dict, bytes]:
     # Imported here, not at collection: the app reads ALLOWED_HOSTS (for WebSocket origins) when
     # it is built, and the test environment sets it only once tests start (test_consumers.py).
     from ocrsite.asgi import application
 
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
-             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": root_path,
              "headers": [(b"host", b"testserver"), *headers], "client": ("127.0.0.1", 50000),
              "server": ("127.0.0.1", 8000)}
 
@@ -53,6 +53,17 @@ def test_an_api_call_passes_every_middleware_and_reaches_the_view():
     assert headers["content-security-policy"].startswith("default-src 'self'")  # ours
     assert headers["x-frame-options"] == "DENY"  # Django's clickjacking middleware
     assert headers["x-content-type-options"] == "nosniff"  # Django's security middleware
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_app_mounted_under_a_prefix_links_to_its_resources_under_that_prefix():
+    # The prefix comes from the server (``root_path``) on the event loop's side; the links are made on
+    # the request's thread.
+    job = JobFactory()
+    token = Token.objects.create(user=job.owner)
+    start, body = http_get("/ocr/api/v1/jobs", [(b"authorization", f"Token {token.key}".encode())], root_path="/ocr")
+    assert start["status"] == 200
+    assert json.loads(body)["results"][0]["links"]["self"] == f"http://testserver/ocr/api/v1/jobs/{job.id}"
 
 
 @pytest.mark.django_db(transaction=True)
@@ -95,14 +106,19 @@ def test_the_app_has_its_urls_resolved_before_the_first_request():
     # A fresh interpreter, as a web process starts: the first submit each process answered
     # used to wait half a second while Django imported the URLconf, and the first burst of
     # submits read the MIME table, loaded Pillow's plugins, built the models' columns,
-    # imported the upload handlers and the queue's broker, and started a thread each. What the
-    # start built is then kept out of the garbage collector's full passes (50-100 ms pauses).
+    # imported the upload handlers and the queue's broker, and started a thread each, each
+    # thread opening a database connection, and reversed a job's links and built its
+    # serializer's fields on every thread at once. What the start built is then kept out of
+    # the garbage collector's full passes (50-100 ms pauses).
     probe = ("import gc, sys, threading, mimetypes, PIL.Image, ocrsite.asgi; from django.urls import get_resolver; "
-             "from django.conf import settings; from jobs.models import Job; "
+             "from django.conf import settings; from jobs.models import Job; from jobs.api import serializers; "
+             "from ocrsite.db_sqlite3.base import _pool; "
              "print('jobs.api.views' in sys.modules, get_resolver()._populated, mimetypes.inited, "
              "'PNG' in PIL.Image.OPEN, 'cached_col' in Job._meta.get_field('dedup_key').__dict__, "
              "settings.FILE_UPLOAD_HANDLERS[0].rpartition('.')[0] in sys.modules, "
              "sum(t.name.startswith('request') for t in threading.enumerate()) == ocrsite.asgi.WARM_REQUEST_THREADS, "
-             "gc.get_freeze_count() > 100_000)")
+             "serializers._route_path.cache_info().currsize >= 15, '_bound_once' in vars(serializers.JobSerializer), "
+             "gc.get_freeze_count() > 100_000, settings.DATABASES['default']['ENGINE'] != 'ocrsite.db_sqlite3' "
+             "or [len(idle) for idle in _pool.idle.values()] == [ocrsite.asgi.WARM_REQUEST_THREADS])")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
-    assert out.stdout.split() == ["True"] * 8
+    assert out.stdout.split() == ["True"] * 11
