@@ -61,7 +61,16 @@ class SyncChainASGIHandler(ASGIHandler):
         also waited for the others' interpreter-lock turns.
         """
         count = min(count, settings.WEB_REQUEST_THREADS)
-        all_started, all_connected = threading.Barrier(count), threading.Barrier(count)
+        all_started = threading.Barrier(count)
+        try:
+            for connection in connections.all():
+                # The embedded default's own pool (ocrsite.db_sqlite3): a connection for each thread. The
+                # threads below give theirs back at once, so one connection went from thread to thread,
+                # and a cold process's first burst of submits opened the others.
+                if fill_pool := getattr(connection, "fill_pool", None):
+                    fill_pool(count)
+        except DatabaseError:
+            pass  # a database not up yet: requests open their connections
 
         def open_connection(_) -> None:
             all_started.wait(timeout=30)  # each call holds its thread until all have one of their own
@@ -71,9 +80,6 @@ class SyncChainASGIHandler(ASGIHandler):
             except DatabaseError:
                 pass  # a database not up yet: the threads open theirs on their first requests
             finally:
-                # Each keeps its connection until all have one, so that ``count`` connections are opened:
-                # given back at once, one went from thread to thread, and a burst opened the rest.
-                all_connected.wait(timeout=30)
                 close_old_connections()  # back to the pool, as at the end of a request
 
         list(self.executor.map(open_connection, range(count)))

@@ -31,7 +31,7 @@ import os
 import threading
 import time
 
-from django.db import OperationalError
+from django.db import OperationalError, connections
 from django.db.backends.sqlite3 import base
 
 from ocrsite.db_sqlite3.group_commit import GroupCommit
@@ -189,6 +189,25 @@ class DatabaseWrapper(base.DatabaseWrapper):
         connection.execute("SELECT 1 FROM sqlite_master LIMIT 0").fetchall()
         self.write_lock = None if in_memory else WriteLock(name + ".writelock", timeout)
         return connection
+
+    def fill_pool(self, count: int) -> None:
+        """Open connections until this process's pool holds ``count`` idle ones (at most ``POOL_SIZE``).
+
+        Each is opened whole, schema read, by a wrapper of its own, and all are held until the
+        last is open: given back one by one, the next would take the same one from the pool.
+        """
+        name = str(self.settings_dict["NAME"])
+        if self.is_in_memory_db() or name.startswith("file:"):
+            return
+        opened = []
+        try:
+            for _ in range(min(count, POOL_SIZE)):
+                wrapper = connections.create_connection(self.alias)
+                opened.append(wrapper)
+                wrapper.ensure_connection()
+        finally:
+            for wrapper in opened:
+                wrapper.close()
 
     def create_cursor(self, name=None):
         cursor = self.connection.cursor(factory=WriteLockedCursor)
