@@ -90,9 +90,9 @@ class SyncChainASGIHandler(ASGIHandler):
         except RequestAborted:
             return
         try:
-            # A plain hand-off: ``sync_to_async`` also walks every context variable on both sides of
-            # the hop (to carry ``asgiref.local`` data over to the thread), a tenth of a submission's
-            # CPU. Nothing set on this side is read on the other: the script prefix is set there.
+            # A plain hand-off: ``sync_to_async`` also walks every context variable on the thread (to
+            # carry ``asgiref.local`` data over), 5 % of a submission's sampled CPU. Nothing set on
+            # this side is read on the other: the script prefix is set there.
             response = await asyncio.get_running_loop().run_in_executor(
                 self.executor, contextvars.copy_context().run, self._respond, scope, body_file)
             try:

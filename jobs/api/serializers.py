@@ -176,9 +176,9 @@ class ModelFieldsOnceSerializer(FieldsOnce, serializers.ModelSerializer):
     The fields depend only on ``Meta``. Every field must be read-only: a writable related
     field holds a queryset, which this does not reason about, so this refuses one. Each must
     also be one of ``VALUE_ONLY_FIELDS``, so that output needs no field bound to this
-    instance: DRF's ``to_representation`` copies and binds every field for every instance,
-    a tenth of a submission's CPU for a job's 23 fields; here they are bound once per class,
-    and only a method field's method is looked up on this instance.
+    instance: DRF's ``to_representation`` copies and binds every field (a job has 23) for
+    every instance it writes; here they are bound once per class, and only a method field's
+    method is looked up on this instance.
     """
 
     def fields_to_share(self, fields: dict) -> dict:
