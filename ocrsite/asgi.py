@@ -53,20 +53,18 @@ class SyncChainASGIHandler(ASGIHandler):
         super().load_middleware(is_async=False)
 
     def start_threads(self, count: int) -> None:
-        """Start ``count`` request threads, each having opened its database connection once.
+        """Start ``count`` request threads, each with its connection objects built, and a connection for each.
 
-        A thread's first request builds its connection objects and opens a database
-        connection, which then waits in the process's pool (``ocrsite/db_sqlite3``). A cold
-        process paid that on every thread of its first burst of submits, where each thread
-        also waited for the others' interpreter-lock turns.
+        A thread's first request builds its connection objects and takes a database connection,
+        which then waits in the process's pool. A cold process paid that on every thread of its
+        first burst of submits, where each thread also waited for the others' interpreter-lock
+        turns. The threads here give their connections back at once, so they would share one:
+        the embedded default's pool (``ocrsite/db_sqlite3``) is filled with ``count`` first.
         """
         count = min(count, settings.WEB_REQUEST_THREADS)
         all_started = threading.Barrier(count)
         try:
             for connection in connections.all():
-                # The embedded default's own pool (ocrsite.db_sqlite3): a connection for each thread. The
-                # threads below give theirs back at once, so one connection went from thread to thread,
-                # and a cold process's first burst of submits opened the others.
                 if fill_pool := getattr(connection, "fill_pool", None):
                     fill_pool(count)
         except DatabaseError:

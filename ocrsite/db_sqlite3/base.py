@@ -39,8 +39,8 @@ from ocrsite.db_sqlite3.group_commit import GroupCommit
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER")
 LONGEST_PAUSE = 0.002  # seconds between tries: how late a waiter may see the lock freed
 # Idle connections a process keeps per database file: as many as a web process starts request
-# threads before it listens (``ocrsite.asgi.WARM_REQUEST_THREADS``). With 8, half of the 16
-# connections opened there were closed again, and a burst of submits opened new ones.
+# threads before it listens (``ocrsite.asgi.WARM_REQUEST_THREADS``), so that a burst of submits
+# on all of them opens none.
 POOL_SIZE = 16
 
 

@@ -14,12 +14,15 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.utils import timezone
 from django_q.models import OrmQ
-from rest_framework.test import APIClient
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.test import APIClient, APIRequestFactory
 
 from jobs import services
+from jobs.api.serializers import JobSerializer, PageSerializer
 from jobs.models import Document, Job, LineCorrection, PageResult
 from tests.conftest import token_client
-from tests.jobs.factories import JobFactory, png_bytes
+from tests.jobs.factories import JobFactory, PageResultFactory, UserFactory, png_bytes
 from tests.jobs.helpers import failed_record, page_record, small_png, three_page_pdf
 from tests.ocr_engine import bad_files, samples
 
@@ -413,10 +416,6 @@ def test_many_waits_on_several_jobs_each_answer_when_their_own_job_ends(api_clie
 
 
 def test_job_serializers_get_fields_of_their_own_built_as_drf_builds_them():
-    from rest_framework import serializers
-
-    from jobs.api.serializers import JobSerializer, PageSerializer
-
     for serializer_class in (JobSerializer, PageSerializer):
         first, second = serializer_class(), serializer_class()
         drf_built = serializers.ModelSerializer.get_fields(serializer_class())
@@ -437,13 +436,6 @@ def test_job_links_and_templates_name_the_routes_they_lead_to(api_client):
 
 @pytest.mark.django_db
 def test_jobs_and_pages_are_written_as_drf_writes_them_from_fields_bound_once():
-    from rest_framework import serializers
-    from rest_framework.request import Request
-    from rest_framework.test import APIRequestFactory
-
-    from jobs.api.serializers import JobSerializer, PageSerializer
-    from tests.jobs.factories import PageResultFactory, UserFactory
-
     now = timezone.now()
     reviewed = JobFactory(status=Job.Status.SUCCEEDED, started_at=now - timedelta(seconds=3), finished_at=now,
                           reviewed_at=now, reviewed_by=UserFactory(), timings={"ocr": 1.25}, attempts=1,
