@@ -173,11 +173,15 @@ os.register_at_fork(before=_pool.close_all)
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
-    def get_new_connection(self, conn_params):
+    def _database_file(self) -> str | None:
+        """The database's file, which connections are pooled and writes locked for; None in memory."""
         name = str(self.settings_dict["NAME"])
-        in_memory = self.is_in_memory_db() or name.startswith("file:")
+        return None if self.is_in_memory_db() or name.startswith("file:") else name
+
+    def get_new_connection(self, conn_params):
+        name = self._database_file()
         timeout = float(self.settings_dict["OPTIONS"].get("timeout", 5))
-        pooled = None if in_memory else _pool.take(name)
+        pooled = None if name is None else _pool.take(name)
         if pooled is not None:
             connection, self.write_lock = pooled
             self.write_lock.timeout = timeout
@@ -187,7 +191,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
         # statement that names a table: 0.6 ms of CPU. Read now, so that a connection opened ahead
         # of the requests (ocrsite.asgi) spares the first request on it that cost.
         connection.execute("SELECT 1 FROM sqlite_master LIMIT 0").fetchall()
-        self.write_lock = None if in_memory else WriteLock(name + ".writelock", timeout)
+        self.write_lock = None if name is None else WriteLock(name + ".writelock", timeout)
         return connection
 
     def fill_pool(self, count: int) -> None:
@@ -196,8 +200,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
         Each is opened whole, schema read, by a wrapper of its own, and all are held until the
         last is open: given back one by one, the next would take the same one from the pool.
         """
-        name = str(self.settings_dict["NAME"])
-        if self.is_in_memory_db() or name.startswith("file:"):
+        if self._database_file() is None:
             return
         opened = []
         try:
@@ -217,10 +220,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
     @property
     def group_commit(self) -> GroupCommit | None:
         """Write transactions shared by the threads of this process (None for an in-memory database)."""
-        name = str(self.settings_dict["NAME"])
-        if self.is_in_memory_db() or name.startswith("file:"):
-            return None
-        return _process_group(name, self.alias)
+        name = self._database_file()
+        return None if name is None else _process_group(name, self.alias)
 
     def write_statement(self, query: str) -> WriteLock | contextlib.nullcontext:
         """The write lock for ``query`` when it writes outside a transaction (which holds the lock already)."""
