@@ -7,6 +7,7 @@ import mimetypes
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import parse_qsl
 
 import django
 import PIL.Image
@@ -26,6 +27,59 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ocrsite.settings.base")
 # Request threads each web process starts before it listens: enough for its share of a burst of
 # twenty or thirty submits at once; more start as requests need them.
 WARM_REQUEST_THREADS = 16
+# How long a long-poll may wait for the process's other requests to finish before it starts (ForegroundFirst).
+LONG_POLL_DEFER_SECONDS = 0.25
+
+
+class ForegroundFirst:
+    """Long-polls start once no other request of the process is in flight, or after ``LONG_POLL_DEFER_SECONDS``.
+
+    A long-poll (``GET /jobs/{id}?wait=``, ``jobs.waits``) answers when its job ends, seconds
+    later, but its work before it waits (authentication, the job's read, the wait's set-up, about
+    half a submission's CPU) is done at once. A client that submits and then waits sends it while the
+    other clients' submissions of a burst are still being answered, and there it took the cores that
+    those answers needed: twenty first submits on new connections, each followed by its wait, were
+    answered 15 ms later (the 18th answer) than with no waits. Deferred, that work runs after the
+    burst, where it costs the wait nothing. State of the server's event loop: read and changed only there.
+    """
+
+    def __init__(self):
+        self.in_flight = 0
+        self.waiting: list[asyncio.Future] = []
+
+    def started(self) -> None:
+        self.in_flight += 1
+
+    def finished(self) -> None:
+        self.in_flight -= 1
+        if not self.in_flight:
+            for idle in self.waiting:
+                if not idle.done():
+                    idle.set_result(None)
+            self.waiting.clear()
+
+    async def wait_idle(self) -> None:
+        if not self.in_flight:
+            return
+        idle = asyncio.get_running_loop().create_future()
+        self.waiting.append(idle)
+        try:
+            await asyncio.wait_for(idle, LONG_POLL_DEFER_SECONDS)
+        except TimeoutError:
+            self.waiting.remove(idle)  # a steady stream of other requests: start anyway
+
+
+def is_long_poll(scope) -> bool:
+    """A ``GET`` with a ``wait`` above 0: it may be held until its job ends (``JobWaitSerializer``)."""
+    if scope["method"] != "GET" or b"wait=" not in scope["query_string"]:
+        return False
+    for name, value in parse_qsl(scope["query_string"].decode("latin-1")):
+        if name == "wait":
+            try:
+                return float(value) > 0
+            except ValueError:
+                return False  # answered at once, with 400
+    return False
 
 
 class SyncChainASGIHandler(ASGIHandler):
@@ -48,6 +102,7 @@ class SyncChainASGIHandler(ASGIHandler):
     def __init__(self):
         super().__init__()
         self.executor = ThreadPoolExecutor(max_workers=settings.WEB_REQUEST_THREADS, thread_name_prefix="request")
+        self.foreground = ForegroundFirst()
 
     def load_middleware(self, is_async=False):
         super().load_middleware(is_async=False)
@@ -83,6 +138,17 @@ class SyncChainASGIHandler(ASGIHandler):
         list(self.executor.map(open_connection, range(count)))
 
     async def handle(self, scope, receive, send):
+        if is_long_poll(scope):
+            await self.foreground.wait_idle()
+            await self._handle(scope, receive, send)
+            return
+        self.foreground.started()
+        try:
+            await self._handle(scope, receive, send)
+        finally:
+            self.foreground.finished()
+
+    async def _handle(self, scope, receive, send):
         try:
             body_file = await self.read_body(receive)
         except RequestAborted:

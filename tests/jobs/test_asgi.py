@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -12,7 +14,15 @@ from asgiref.testing import ApplicationCommunicator
 from django.core.files.base import ContentFile
 from rest_framework.authtoken.models import Token
 
+from jobs.models import Job
 from tests.jobs.factories import JobFactory, PageResultFactory, UserFactory
+
+
+def get_scope(path: str, headers: list[tuple[bytes, bytes]], root_path: str = "", query: bytes = b"") -> dict:
+    return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+            "path": path, "raw_path": path.encode(), "query_string": query, "root_path": root_path,
+            "headers": [(b"host", b"testserver"), *headers], "client": ("127.0.0.1", 50000),
+            "server": ("127.0.0.1", 8000)}
 
 
 def http_get(path: str, headers: list[tuple[bytes, bytes]], root_path: str = "") -> tuple[dict, bytes]:
@@ -20,10 +30,7 @@ def http_get(path: str, headers: list[tuple[bytes, bytes]], root_path: str = "")
     # it is built, and the test environment sets it only once tests start (test_consumers.py).
     from ocrsite.asgi import application
 
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
-             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": root_path,
-             "headers": [(b"host", b"testserver"), *headers], "client": ("127.0.0.1", 50000),
-             "server": ("127.0.0.1", 8000)}
+    scope = get_scope(path, headers, root_path)
 
     async def call():
         communicator = ApplicationCommunicator(application, scope)
@@ -100,6 +107,54 @@ def test_a_page_image_streams_through_the_asgi_app_and_each_request_returns_its_
         cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                        "AND pid <> pg_backend_pid() AND backend_start >= %s", [test_start])
         assert cursor.fetchone()[0] == 0
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("other_request_ends", [True, False])
+def test_a_long_poll_starts_once_the_requests_in_flight_are_answered(other_request_ends):
+    # A client's wait for its job (``?wait=``) is not urgent; the submissions of a burst are. A
+    # request in flight here is one whose body is still arriving.
+    from ocrsite.asgi import LONG_POLL_DEFER_SECONDS, application
+
+    job = JobFactory(status=Job.Status.SUCCEEDED)
+    auth = [(b"authorization", f"Token {Token.objects.create(user=job.owner).key}".encode())]
+
+    async def call():
+        other = ApplicationCommunicator(application, get_scope("/api/v1/jobs", auth))
+        await other.send_input({"type": "http.request", "body": b"", "more_body": True})
+        await asyncio.sleep(0.05)  # the other request is in flight
+        started = time.monotonic()
+        long_poll = ApplicationCommunicator(application, get_scope(f"/api/v1/jobs/{job.id}", auth, query=b"wait=30"))
+        await long_poll.send_input({"type": "http.request", "body": b"", "more_body": False})
+        await asyncio.sleep(0.15)
+        answered_meanwhile = not long_poll.output_queue.empty()
+        if other_request_ends:
+            await other.send_input({"type": "http.request", "body": b"", "more_body": False})
+            assert (await other.receive_output(30))["status"] == 200
+        answer = await long_poll.receive_output(30)
+        waited = time.monotonic() - started
+        body = json.loads((await long_poll.receive_output(30))["body"])
+        if not other_request_ends:
+            await other.send_input({"type": "http.request", "body": b"", "more_body": False})
+            assert (await other.receive_output(30))["status"] == 200
+        await other.wait(5)
+        await long_poll.wait(5)
+        return answered_meanwhile, answer["status"], body["status"], waited
+
+    answered_meanwhile, status, job_status, waited = async_to_sync(call)()
+    assert not answered_meanwhile
+    assert (status, job_status) == (200, "succeeded")
+    if not other_request_ends:  # it starts anyway after a while: a stream of requests does not hold it forever
+        assert LONG_POLL_DEFER_SECONDS <= waited < 10
+
+
+@pytest.mark.parametrize(("method", "query", "long_poll"), [
+    ("GET", b"wait=30", True), ("GET", b"fields=id&wait=0.5", True), ("GET", b"wait=0", False),
+    ("GET", b"wait=soon", False), ("GET", b"", False), ("POST", b"wait=30", False)])
+def test_long_polls_are_the_gets_that_wait(method, query, long_poll):
+    from ocrsite.asgi import is_long_poll
+
+    assert is_long_poll({"method": method, "query_string": query}) is long_poll
 
 
 def test_the_app_has_its_urls_resolved_before_the_first_request():
