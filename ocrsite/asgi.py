@@ -36,11 +36,13 @@ class ForegroundFirst:
 
     A long-poll (``GET /jobs/{id}?wait=``, ``jobs.waits``) answers when its job ends, seconds
     later, but its work before it waits (authentication, the job's read, the wait's set-up, about
-    half a submission's CPU) is done at once. A client that submits and then waits sends it while the
-    other clients' submissions of a burst are still being answered, and there it took the cores that
-    those answers needed: of twenty first submits on new connections, each followed by its wait, the
-    18th was answered 15-30 ms later than with no waits (docs/benchmarks.md). Deferred, that work runs after the
-    burst, where it costs the wait nothing. State of the server's event loop: read and changed only there.
+    half a submission's CPU) is done at once. A client that submits and then waits sends it while
+    the other clients' submissions of a burst are still being answered, and there it took the
+    cores that those answers needed: of twenty first submits on new connections, each followed by
+    its wait, the 18th was answered 15-30 ms later than with no waits (docs/benchmarks.md).
+    Deferred, that work runs after the burst, where it costs the wait nothing.
+
+    State of the server's event loop: read and changed only there.
     """
 
     def __init__(self):
