@@ -71,8 +71,8 @@ run: venv models
 	$(PY) manage.py collectstatic --noinput -v 0; \
 	$(PY) manage.py ocr_bootstrap; \
 	echo "Open http://127.0.0.1:$(PORT)/  (Ctrl-C stops web and worker)"; \
-	trap 'kill 0' EXIT INT TERM; \
-	$(PY) manage.py qcluster & \
+	$(PY) manage.py qcluster & cluster=$$!; \
+	trap 'kill $$cluster 2>/dev/null || :; wait $$cluster || :' EXIT INT TERM; \
 	$(PY) -m ocrsite.server -b $(HOST) -p $(PORT) ocrsite.asgi:application
 
 # Then the platform's own tests once more on the embedded default's SQLite (the database of

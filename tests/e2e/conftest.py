@@ -49,6 +49,18 @@ def wait_until_serving(url: str, process: subprocess.Popen, log: Path, timeout: 
     raise AssertionError(f"server did not answer {url} within {timeout} s:\n{log.read_text(errors='replace')}")
 
 
+def processes_in_group(pgid: int) -> list[int]:
+    """The processes of process group ``pgid`` (from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and os.getpgid(int(entry)) == pgid:
+                found.append(int(entry))
+        except ProcessLookupError:
+            pass
+    return found
+
+
 @contextlib.contextmanager
 def background(args: list[str], env: dict[str, str], log: Path):
     """Run ``args`` in the repository as its own process group; stop the whole group afterwards."""

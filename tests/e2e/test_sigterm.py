@@ -18,6 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from jobs.models import Job, PageResult
 from jobs.queue import waiting_task_ids
+from tests.e2e.conftest import processes_in_group
 from tests.e2e.workers import submit, succeeded, wait_for
 from tests.ocr_engine import samples
 
@@ -81,20 +82,9 @@ def test_sigterm_mid_job_loses_no_page_and_the_job_continues_elsewhere(api_clien
     assert metric(client, "ocr_jobs", status="succeeded", pipeline="ocr", cluster="cpu") == 1
 
 
-def processes_in_group(pgid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            if entry.isdigit() and os.getpgid(int(entry)) == pgid:
-                found.append(int(entry))
-        except ProcessLookupError:
-            pass
-    return found
-
-
 def test_sigterm_to_the_whole_process_group_stops_every_process(client, qcluster):  # noqa: F811
-    # systemd's default KillMode, `pkill -f qcluster` and `make run`'s `kill 0` signal every process at
-    # once. django-q2's sentinel dies of it at once, and the main process used to wait for it forever.
+    # systemd's default KillMode and `pkill -f qcluster` signal every process at once. django-q2's
+    # sentinel dies of it at once, and the main process used to wait for it forever.
     cluster = qcluster()
     # Main process, sentinel, worker, monitor and pusher; then the main process's own handlers, which it
     # installs once it has seen the sentinel start (it looks every 0.1 s).

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.e2e.conftest import REPO, background, free_port, wait_until_serving
+from tests.e2e.conftest import REPO, background, free_port, processes_in_group, wait_until_serving
 
 pytestmark = [pytest.mark.e2e]
 
@@ -122,6 +122,33 @@ def test_an_interrupt_stops_servers_started_in_the_background(tmp_path):
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
+
+
+def test_ctrl_c_stops_make_run_and_its_worker_cleanly(tmp_path):
+    """A terminal's Ctrl-C sends SIGINT to ``make run``'s whole process group. Its recipe's trap ran
+    ``kill 0``, which signalled the recipe's shell too and re-entered the trap until the shell crashed
+    (``make: *** [run] Segmentation fault``); the worker cluster, started in the background with SIGINT
+    ignored, was killed mid-shutdown."""
+    env = embedded_env(tmp_path, WEB_PROCESSES="2")
+    port = free_port()
+    log = tmp_path / "make-run.log"
+    with background(["make", "--no-print-directory", "run", f"PORT={port}"], env, log) as make:
+        wait_until_serving(f"http://127.0.0.1:{port}/healthz", make, log, timeout=180)
+        deadline = time.monotonic() + 120
+        # Both web processes listen and the cluster's workers have started.
+        while not (log.read_text(errors="replace").count("Listening on TCP address") == 2
+                   and " running." in log.read_text(errors="replace")):
+            assert time.monotonic() < deadline, log.read_text(errors="replace")
+            time.sleep(0.3)
+        os.killpg(make.pid, signal.SIGINT)
+        make.wait(timeout=60)
+        output = log.read_text(errors="replace")
+        assert "has stopped." in output  # django-q2's last line of an orderly stop
+        assert "make: ***" not in output, output  # the recipe ended with 0, not a crash or an error
+        deadline = time.monotonic() + 20
+        while processes_in_group(make.pid):
+            assert time.monotonic() < deadline, f"still running: {processes_in_group(make.pid)}"
+            time.sleep(0.2)
 
 
 def connections_per_process(port: int, pids: list[int]) -> list[int]:
