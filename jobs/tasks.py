@@ -23,6 +23,7 @@ def worker_identity() -> str:
 
 
 def process_job(job_id: str) -> None:
+    worker.pin_to_own_cores()
     try:
         job_run(job_id=job_id, worker_id=worker_identity(), budget_seconds=settings.OCR_TASK_BUDGET_SECONDS,
                 stopping=worker.stopping)
@@ -31,6 +32,7 @@ def process_job(job_id: str) -> None:
 
 
 def help_job(job_id: str) -> None:
+    worker.pin_to_own_cores()
     try:
         job_help(job_id=job_id, worker_id=worker_identity(), budget_seconds=settings.OCR_TASK_BUDGET_SECONDS,
                  stopping=worker.stopping)

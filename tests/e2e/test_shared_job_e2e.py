@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from jobs.models import Job, PageClaim
@@ -14,7 +17,7 @@ PAGES = 8
 
 
 def test_two_workers_share_the_pages_of_one_job(api_client, qcluster):  # noqa: F811
-    qcluster(workers=2)
+    qcluster(workers=2, OCR_CPU_THREADS="1")
     job_id = submit(api_client, samples.report_pdf(pages=PAGES, dpi=100).data, "long.pdf", pipeline="ocr")
 
     body = wait_for(api_client, job_id, succeeded, timeout=300)
@@ -29,3 +32,23 @@ def test_two_workers_share_the_pages_of_one_job(api_client, qcluster):  # noqa: 
     assert not PageClaim.objects.filter(job=job).exists()
     result = api_client.get(f"/api/v1/jobs/{job_id}/result").json()["result"]
     assert [page["page_number"] for page in result["pages"]] == list(range(1, PAGES + 1))
+
+    # Two workers of one OCR thread each: on two cores each worker has one to itself (jobs.worker);
+    # otherwise both are left on every core.
+    cores = os.sched_getaffinity(0)
+    allowed = [allowed_cores(int(worker_id.rsplit(":", 1)[1])) for worker_id in {p.worker_id for p in pages}]
+    if len(cores) == 2:
+        assert sorted(map(len, allowed)) == [1, 1] and allowed[0] | allowed[1] == cores, allowed
+    else:
+        assert allowed == [cores, cores]
+
+
+def allowed_cores(pid: int) -> set[int]:
+    """The cores that every thread of process ``pid`` may run on (the union of their affinities)."""
+    allowed = set()
+    for thread_id in os.listdir(f"/proc/{pid}/task"):
+        status = Path(f"/proc/{pid}/task/{thread_id}/status").read_text()
+        for part in status.split("Cpus_allowed_list:", 1)[1].split()[0].split(","):
+            first, _, last = part.partition("-")
+            allowed.update(range(int(first), int(last or first) + 1))
+    return allowed

@@ -26,11 +26,11 @@ def database_url() -> str:
 
 @pytest.fixture
 def qcluster(transactional_db, settings, tmp_path):
-    """start(workers=1) launches a real qcluster (its own process group) on the test database."""
+    """start(workers=1, **environment) launches a real qcluster (its own process group) on the test database."""
     settings.OCR_LEASE_SECONDS = LEASE_SECONDS
     started: list[tuple[subprocess.Popen, Path]] = []
 
-    def start(workers: int = 1) -> subprocess.Popen:
+    def start(workers: int = 1, **environment: str) -> subprocess.Popen:
         log = tmp_path / f"qcluster-{len(started)}.log"
         env = {
             **os.environ,
@@ -41,6 +41,7 @@ def qcluster(transactional_db, settings, tmp_path):
             "OCR_LEASE_SECONDS": str(LEASE_SECONDS),
             "Q_WORKERS": str(workers),
             "Q_POLL": "0.2",
+            **environment,
         }
         with log.open("wb") as out:
             process = subprocess.Popen([sys.executable, "manage.py", "qcluster"], cwd=REPO, env=env,

@@ -131,3 +131,45 @@ def test_engine_thread_runs_in_a_forked_worker():
         assert answers.get(timeout=30) == child.pid
     finally:
         child.join(30)
+
+
+def pinned_in_a_child() -> set[int]:
+    """The cores a forked child (a worker) may run on after ``pin_to_own_cores``, with its threads'."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never back into pytest
+        try:
+            worker.pin_to_own_cores()
+            os.write(write, json.dumps(sorted(os.sched_getaffinity(0))).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as answer:
+        cores = set(json.loads(answer.read()))
+    os.waitpid(pid, 0)
+    return cores
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) != 2, reason="the shares below are those of 2 cores")
+def test_workers_that_fill_the_cores_each_get_one_to_themselves_and_a_dead_ones_share_is_free(monkeypatch):
+    monkeypatch.setattr(worker, "_core_shares", None)
+    monkeypatch.setattr(worker, "_pinned", False)
+    worker.install_core_shares(2, 1)
+    cores, _, holders = worker._core_shares
+    holders[1] = os.getpid()  # a live worker holds the second core
+    assert pinned_in_a_child() == {cores[0]}
+    # That child has ended: its share is free for the next one, and the live worker's is not.
+    assert pinned_in_a_child() == {cores[0]}
+    holders[0], holders[1] = os.getpid(), 0
+    assert pinned_in_a_child() == {cores[1]}
+    assert os.sched_getaffinity(0) == set(cores)  # this process (the sentinel's part) stays unpinned
+
+
+def test_workers_that_do_not_fill_the_cores_stay_unpinned(monkeypatch):
+    monkeypatch.setattr(worker, "_core_shares", None)
+    monkeypatch.setattr(worker, "_pinned", False)
+    cores = len(os.sched_getaffinity(0))
+    worker.install_core_shares(1, cores)  # one worker: the scheduler's to place
+    worker.install_core_shares(2, cores)  # more OCR threads than cores
+    assert worker._core_shares is None
+    assert pinned_in_a_child() == os.sched_getaffinity(0)

@@ -32,6 +32,7 @@ class Command(QclusterCommand):
             raise CommandError(f"The {cluster} worker cannot start, its models are missing or damaged:\n  "
                                + "\n  ".join(problems))
         worker.install_drain()
+        worker.install_core_shares(Conf.WORKERS, settings.OCR_CPU_THREADS)
         # Before django-q2 forks: the sentinel, workers and scheduler inherit it.
         os.nice(settings.Q_WORKER_NICE)
         super().handle(*args, **options)  # returns once the cluster runs; the process then waits for it
