@@ -127,8 +127,7 @@ def test_an_interrupt_stops_servers_started_in_the_background(tmp_path):
 def test_ctrl_c_stops_make_run_and_its_worker_cleanly(tmp_path):
     """A terminal's Ctrl-C sends SIGINT to ``make run``'s whole process group. Its recipe's trap ran
     ``kill 0``, which signalled the recipe's shell too and re-entered the trap until the shell crashed
-    (``make: *** [run] Segmentation fault``); the worker cluster, started in the background with SIGINT
-    ignored, was killed mid-shutdown."""
+    (``make: *** [run] Segmentation fault``), and the worker cluster ended without its orderly stop."""
     env = embedded_env(tmp_path, WEB_PROCESSES="2")
     port = free_port()
     log = tmp_path / "make-run.log"
