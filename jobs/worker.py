@@ -14,12 +14,14 @@ released to the queue for another worker, prefetched tasks are put back
 unclaimed, and the workers reach their STOP pills within about one page.
 
 Cores of their own. Where the cluster's workers fill the machine exactly (``Q_WORKERS`` ×
-``OCR_CPU_THREADS`` = the usable cores, as ``Q_WORKERS=2`` on 2 cores), each worker pins itself,
-every thread of it, to ``OCR_CPU_THREADS`` cores that no other live worker holds, on its first task
+``OCR_CPU_THREADS`` = the usable cores, as ``Q_WORKERS=2`` on 2 cores), each worker pins its
+engine's thread to ``OCR_CPU_THREADS`` cores that no other live worker holds, on its first task
 (``pin_to_own_cores``). Left to the scheduler, the two OCR threads were moved between the cores
 while each worker's other threads (storing, encoding) ran: a 40-page PDF on two workers took 20.95 s
-against 20.31 s pinned (means of five alternated runs, docs/benchmarks.md). A worker that does not
-fill its share, or a cluster with more OCR threads than cores, is left to the scheduler.
+against 20.31 s with every thread of each worker pinned, and 19.47 s against 19.67 s with the
+engine's thread alone pinned rather than every thread, whose other threads then take whichever core
+is free (docs/benchmarks.md). Workers that do not fill the cores, or more OCR threads than cores,
+are left to the scheduler.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+
+from jobs.engines.pool import engine_thread
 
 # Set once the cluster was asked to stop; None outside a qcluster process.
 _stopping = None
@@ -106,10 +110,11 @@ def install_core_shares(workers: int, threads: int) -> None:
 
 
 def pin_to_own_cores() -> None:
-    """Pin this worker process, every thread of it, to a share of the cores that no live worker holds.
+    """Pin this worker's engine thread to a share of the cores that no live worker holds.
 
-    Once per process, before its engine's threads start (they inherit the pinning). A share whose
-    holder has died (a recycled or killed worker) is free again.
+    Once per process, before its engine is built there: the threads onnxruntime starts from that
+    thread inherit the pinning. A share whose holder has died (a recycled or killed worker) is free
+    again.
     """
     global _pinned
     if _core_shares is None or _pinned:
@@ -126,11 +131,7 @@ def pin_to_own_cores() -> None:
     finally:
         holders.get_lock().release()
     own = set(cores[share * per_worker:(share + 1) * per_worker])
-    for thread_id in os.listdir("/proc/self/task"):
-        try:
-            os.sched_setaffinity(int(thread_id), own)
-        except ProcessLookupError:
-            pass  # a thread that has just ended
+    engine_thread().submit(os.sched_setaffinity, 0, own).result()
 
 
 def _alive(pid: int) -> bool:

@@ -15,6 +15,7 @@ from django.conf import settings as django_settings
 from django.core.management import CommandError, call_command
 
 from jobs import worker
+from jobs.engines.pool import engine_thread
 from jobs.engines.health import cluster_pipelines, model_problems, official_models_dir
 from jobs.models import Job
 from jobs.queue import waiting_task_ids
@@ -134,13 +135,13 @@ def test_engine_thread_runs_in_a_forked_worker():
 
 
 def pinned_in_a_child() -> set[int]:
-    """The cores a forked child (a worker) may run on after ``pin_to_own_cores``, with its threads'."""
+    """The cores a forked child's (a worker's) engine thread may run on after ``pin_to_own_cores``."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never back into pytest
         try:
             worker.pin_to_own_cores()
-            os.write(write, json.dumps(sorted(os.sched_getaffinity(0))).encode())
+            os.write(write, json.dumps(sorted(engine_thread().submit(os.sched_getaffinity, 0).result())).encode())
         finally:
             os._exit(0)
     os.close(write)
