@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
@@ -47,11 +46,7 @@ def pinned_cores(pid: int) -> set[int]:
     """The cores that the threads of process ``pid`` kept off some cores may run on (their union)."""
     pinned = set()
     for thread_id in os.listdir(f"/proc/{pid}/task"):
-        status = Path(f"/proc/{pid}/task/{thread_id}/status").read_text()
-        allowed = set()
-        for part in status.split("Cpus_allowed_list:", 1)[1].split()[0].split(","):
-            first, _, last = part.partition("-")
-            allowed.update(range(int(first), int(last or first) + 1))
+        allowed = os.sched_getaffinity(int(thread_id))
         if allowed != os.sched_getaffinity(0):
             pinned |= allowed
     return pinned

@@ -15,8 +15,8 @@ from django.conf import settings as django_settings
 from django.core.management import CommandError, call_command
 
 from jobs import worker
-from jobs.engines.pool import engine_thread
 from jobs.engines.health import cluster_pipelines, model_problems, official_models_dir
+from jobs.engines.pool import engine_thread
 from jobs.models import Job
 from jobs.queue import waiting_task_ids
 from jobs.services import job_run
@@ -134,6 +134,13 @@ def test_engine_thread_runs_in_a_forked_worker():
         child.join(30)
 
 
+@pytest.fixture
+def core_shares(monkeypatch):
+    """No table of core shares and nothing pinned yet, as in a qcluster process before it forks."""
+    monkeypatch.setattr(worker, "_core_shares", None)
+    monkeypatch.setattr(worker, "_pinned", False)
+
+
 def pinned_in_a_child() -> set[int]:
     """The cores a forked child's (a worker's) engine thread may run on after ``pin_to_own_cores``."""
     read, write = os.pipe()
@@ -152,9 +159,7 @@ def pinned_in_a_child() -> set[int]:
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) != 2, reason="the shares below are those of 2 cores")
-def test_workers_that_fill_the_cores_each_get_one_to_themselves_and_a_dead_ones_share_is_free(monkeypatch):
-    monkeypatch.setattr(worker, "_core_shares", None)
-    monkeypatch.setattr(worker, "_pinned", False)
+def test_workers_that_fill_the_cores_each_get_one_to_themselves_and_a_dead_ones_share_is_free(core_shares):
     worker.install_core_shares(2, 1)
     cores, _, holders = worker._core_shares
     holders[1] = os.getpid()  # a live worker holds the second core
@@ -166,9 +171,7 @@ def test_workers_that_fill_the_cores_each_get_one_to_themselves_and_a_dead_ones_
     assert os.sched_getaffinity(0) == set(cores)  # this process (the sentinel's part) stays unpinned
 
 
-def test_workers_that_do_not_fill_the_cores_stay_unpinned(monkeypatch):
-    monkeypatch.setattr(worker, "_core_shares", None)
-    monkeypatch.setattr(worker, "_pinned", False)
+def test_workers_that_do_not_fill_the_cores_stay_unpinned(core_shares):
     cores = len(os.sched_getaffinity(0))
     worker.install_core_shares(1, cores)  # one worker: the scheduler's to place
     worker.install_core_shares(2, cores)  # more OCR threads than cores
