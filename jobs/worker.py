@@ -21,7 +21,7 @@ while each worker's other threads (storing, encoding) ran: a 40-page PDF on two 
 against 20.31 s with every thread of each worker pinned, and 19.47 s against 19.67 s with the
 engine's thread alone pinned rather than every thread, whose other threads then take whichever core
 is free (docs/benchmarks.md). Workers that do not fill the cores, or more OCR threads than cores,
-are left to the scheduler.
+are left to the scheduler, as are all of them with ``OCR_PIN_WORKERS=false``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+
+from django.conf import settings
 
 from jobs.engines.pool import engine_thread
 
@@ -101,11 +103,12 @@ CORE_SHARES_LOCK_SECONDS = 1.0
 
 
 def install_core_shares(workers: int, threads: int) -> None:
-    """Share the usable cores among ``workers`` when their ``threads`` each fill them exactly.
-    Call in the qcluster main process before django-q2 forks its processes."""
+    """Share the usable cores among ``workers`` when their ``threads`` each fill them exactly
+    (and ``OCR_PIN_WORKERS`` allows it). Call in the qcluster main process before django-q2 forks
+    its processes."""
     global _core_shares
     cores = sorted(os.sched_getaffinity(0))
-    if workers > 1 and workers * threads == len(cores):
+    if settings.OCR_PIN_WORKERS and workers > 1 and workers * threads == len(cores):
         _core_shares = (cores, threads, multiprocessing.get_context("fork").Array(ctypes.c_int, workers))
 
 

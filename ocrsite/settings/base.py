@@ -233,6 +233,10 @@ OCR_JOB_END_FILE = env_str("OCR_JOB_END_FILE", str(VAR_DIR / "jobs.ended"))  # t
 # Added to the qcluster's nice value before it forks workers: OCR fills every core, and the web
 # must still answer quickly (20 submits at once during OCR: p95 190 ms at 19, 260 at 10).
 Q_WORKER_NICE = env_int("Q_WORKER_NICE", 19)
+# Workers that fill the usable cores exactly each pin their engine's thread to cores of their own
+# (jobs.worker). Off for a host whose cores other services share: pinned, a worker cannot move to
+# the core that they leave free.
+OCR_PIN_WORKERS = env_bool("OCR_PIN_WORKERS", True)
 
 Q_CLUSTER = {
     # `name` is the default cluster (no Q_CLUSTER_NAME in the environment) and

@@ -171,9 +171,11 @@ def test_workers_that_fill_the_cores_each_get_one_to_themselves_and_a_dead_ones_
     assert os.sched_getaffinity(0) == set(cores)  # this process (the sentinel's part) stays unpinned
 
 
-def test_workers_that_do_not_fill_the_cores_stay_unpinned(core_shares):
+def test_workers_that_do_not_fill_the_cores_stay_unpinned(core_shares, settings):
     cores = len(os.sched_getaffinity(0))
     worker.install_core_shares(1, cores)  # one worker: the scheduler's to place
     worker.install_core_shares(2, cores)  # more OCR threads than cores
+    settings.OCR_PIN_WORKERS = False  # a host whose cores other services share
+    worker.install_core_shares(cores, 1)
     assert worker._core_shares is None
     assert pinned_in_a_child() == os.sched_getaffinity(0)
