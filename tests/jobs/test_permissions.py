@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import Permission
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from jobs.models import Job
@@ -76,3 +78,16 @@ def test_a_token_acts_as_its_user_until_the_user_is_deactivated_or_the_token_rep
     user.auth_token.delete()  # regenerated in the settings page
     refused = client.get(f"/api/v1/jobs/{job_id}")
     assert refused.status_code == 401 and refused.json()["detail"] == "Invalid token."
+
+
+def test_owners_read_their_jobs_without_their_permissions_being_read(job_id, api_client, django_user_model):
+    # A status read is the API's most frequent call (polls, long-polls): the owner's needs no
+    # permission statements, only the token's and the job's.
+    with CaptureQueriesContext(connection) as queries:
+        assert api_client.get(f"/api/v1/jobs/{job_id}").status_code == 200
+    assert not [query for query in queries if "auth_permission" in query["sql"]]
+
+    viewer = grant(django_user_model.objects.create_user("viewer", password="pw"), "view_job")
+    with CaptureQueriesContext(connection) as queries:
+        assert token_client(viewer).get(f"/api/v1/jobs/{job_id}").status_code == 200
+    assert [query for query in queries if "auth_permission" in query["sql"]]  # another's job: asked
