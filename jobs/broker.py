@@ -4,10 +4,10 @@ The ORM broker (the embedded default) finds new tasks by asking the database
 every ``Q_POLL`` seconds; on average a job waited half that before a worker
 took it, which is a tenth of a one-page job's time. Here every commit that
 queued a task touches a small file (``Q_WAKE_FILE``), and an idle pusher
-watches the file's modification time between its polls, which costs a
-``stat`` call every ``WAKE_CHECK_SECONDS`` instead of a query. Where the web
-and the workers share no disk the file never changes for the workers and they
-poll as before.
+sleeps until the file is touched (``jobs.wakefile.Watch``: woken by the kernel
+on Linux, elsewhere a ``stat`` call every ``WAKE_CHECK_SECONDS``) instead of
+querying. Where the web and the workers share no disk the file never changes
+for the workers and they poll as before.
 
 ``SignOnly`` lets a submission sign its task before the write transaction that
 inserts the task's row.
@@ -15,7 +15,7 @@ inserts the task's row.
 
 from __future__ import annotations
 
-import time
+import os
 
 from django.conf import settings
 from django.db import transaction
@@ -29,10 +29,6 @@ from jobs import wakefile
 from jobs.sql import PreparedInsert
 
 WAKE_CHECK_SECONDS = 0.02
-
-
-def _wake_mark() -> int:
-    return wakefile.mark(settings.Q_WAKE_FILE)
 
 
 def _wake_workers() -> None:
@@ -49,15 +45,19 @@ class WakingOrm(ORM):
 
     def dequeue(self):
         """Claim ready tasks; when there are none, wait up to ``Q_POLL`` for a wake-up and look once more."""
-        seen = _wake_mark()
+        wake = self._wake_watch()
+        wake.settle()
         if tasks := self._claim():
             return tasks
-        deadline = time.monotonic() + Conf.POLL
-        while time.monotonic() < deadline:
-            time.sleep(WAKE_CHECK_SECONDS)
-            if _wake_mark() != seen:
-                return self._claim() or None
+        if wake.wait(Conf.POLL):
+            return self._claim() or None
         return None
+
+    def _wake_watch(self) -> wakefile.Watch:
+        # One per process: a pusher forked from a process that had one must not share its descriptor.
+        if getattr(self, "_wake_pid", None) != os.getpid():
+            self._wake, self._wake_pid = wakefile.Watch(settings.Q_WAKE_FILE, WAKE_CHECK_SECONDS), os.getpid()
+        return self._wake
 
     def _claim(self) -> list[tuple]:
         """ORM.dequeue without its sleep: lock each ready task (up to ``Conf.BULK``) that no other cluster took."""

@@ -8,12 +8,13 @@ submission before it. In a burst of clients that submit and then wait, those wri
 the web's CPU. A read of the job rows needs no channel layer and misses no event: a job that
 ended before its waiter registered is seen on the next read.
 
-Between reads the thread watches a small file (``OCR_JOB_END_FILE``) that every commit of a job's
+Between reads the thread waits on a small file (``OCR_JOB_END_FILE``) that every commit of a job's
 end touches (``announce_job_end``, from ``progress.publish``; ``jobs.wakefile``, as for the queue's
-wake-up): a ``stat`` call every ``MARK_CHECK_SECONDS``, and a read as soon as it changed. A waiter
-learned of its job's end 29 ms late on average, now 7 ms: for a client that submits, waits and
-submits again, 29 ms was a twenty-fifth of a one-page job. Where the web and the workers share no disk the
-file never changes for the web, and the reads every ``POLL_SECONDS`` find the end as before.
+wake-up), and reads as soon as it is touched. A waiter learned of its job's end 29 ms late on
+average with reads alone: for a client that submits, waits and submits again, a twenty-fifth of a
+one-page job. The kernel wakes the thread (inotify); where it cannot, the thread looks at the file
+every ``MARK_CHECK_SECONDS``. Where the web and the workers share no disk the file never changes for
+the web, and the reads every ``POLL_SECONDS`` find the end as before.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import functools
 import logging
 import os
 import threading
-import time
 import uuid
 
 from django.conf import settings
@@ -37,16 +37,12 @@ logger = logging.getLogger(__name__)
 # How late a waiter may learn that its job ended; the embedded default's channel layer polled
 # its table as often.
 POLL_SECONDS = 0.05
-MARK_CHECK_SECONDS = 0.005  # how often the end file is looked at between reads
+MARK_CHECK_SECONDS = 0.005  # how often the end file is looked at between reads, without inotify
 
 
 def announce_job_end() -> None:
     """Tell the waiting requests of this site that a job ended (after its final status committed)."""
     wakefile.touch(settings.OCR_JOB_END_FILE)  # where it fails, the waiters' next read finds the end
-
-
-def _end_mark() -> int:
-    return wakefile.mark(settings.OCR_JOB_END_FILE)
 
 
 class JobEnd:
@@ -90,18 +86,17 @@ class _Watcher:
                 self.waiting.pop(job_id, None)
 
     def _run(self) -> None:
+        job_ends = wakefile.Watch(settings.OCR_JOB_END_FILE, MARK_CHECK_SECONDS)
         while True:
             with self.changed:
                 self.changed.wait_for(lambda: self.waiting)
                 awaited = list(self.waiting)
-            seen = _end_mark()  # before the read: an end announced during it is looked for again
+            job_ends.settle()  # before the read: an end announced during it is looked for again
             for job_id in _ended_among(awaited):
                 with self.changed:
                     for ended in self.waiting.get(job_id, ()):
                         ended.set()
-            next_read = time.monotonic() + POLL_SECONDS
-            while time.monotonic() < next_read and _end_mark() == seen:
-                time.sleep(MARK_CHECK_SECONDS)
+            job_ends.wait(POLL_SECONDS)
 
 
 def _ended_among(job_ids: list[uuid.UUID]) -> list[uuid.UUID]:

@@ -1,15 +1,27 @@
-"""A file touched to tell other processes that something happened, and read back as a mark.
+"""A file touched to tell other processes that something happened, and watched for those touches.
 
-A watcher compares the file's modification time with the one it last saw: a ``stat`` call where a
-database query would be needed otherwise. Where the processes share no disk the mark never moves,
-and the watchers fall back on their own polling. Two touches within the file system's clock tick
-leave one mark: watchers that must not miss one still poll, less often.
+A watcher sleeps until the file is touched: on Linux it is woken by the kernel (inotify on the
+file's folder) the moment that happens, and costs nothing meanwhile. Elsewhere, or where the folder
+cannot be watched, it compares the file's modification time with the one it last saw every
+``check_seconds``: a ``stat`` call where a database query would be needed otherwise. Where the
+processes share no disk, or share it over the network (inotify sees only this machine's touches),
+the watcher is never woken and falls back on its own polling. Two touches within the file system's
+clock tick leave one mark: watchers that must not miss one still poll, less often.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
+
+try:
+    from inotify_simple import INotify, flags
+except ImportError:  # pragma: no cover - the package is a dependency; it imports on every platform
+    INotify = None
+
+# What ``touch`` makes the kernel report for the file: its time changed, or it was created or renamed in.
+TOUCHED = 0 if INotify is None else flags.ATTRIB | flags.CREATE | flags.MOVED_TO
 
 
 def touch(path: str | os.PathLike) -> None:
@@ -28,3 +40,61 @@ def mark(path: str | os.PathLike) -> int:
         return os.stat(path).st_mtime_ns
     except OSError:
         return 0
+
+
+class Watch:
+    """Touches of one file, for one thread: ``settle()``, look at what the touches announce, ``wait()``.
+
+    A process's watcher threads polled the mark every few milliseconds: each wake-up took the
+    interpreter lock from the process's requests, 200 times a second while a long-poll waited.
+    """
+
+    def __init__(self, path: str | os.PathLike, check_seconds: float):
+        self.path, self.check_seconds = Path(path), check_seconds
+        self.notify = _notify_on(self.path.parent)
+        self.seen = mark(self.path)
+
+    def settle(self) -> None:
+        """Forget the touches so far: ``wait`` returns early only for later ones."""
+        if self.notify is not None:
+            self.notify.read(timeout=0)
+        self.seen = mark(self.path)
+
+    def wait(self, seconds: float) -> bool:
+        """True as soon as the file is touched after ``settle()``; False once ``seconds`` passed without."""
+        deadline = time.monotonic() + seconds
+        while mark(self.path) == self.seen:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            if self.notify is None:
+                time.sleep(min(self.check_seconds, remaining))
+            elif any(self._touched(event) for event in self.notify.read(timeout=max(1, round(remaining * 1000)))):
+                return True
+        return True
+
+    def _touched(self, event) -> bool:
+        # An overflow of the kernel's queue of events may have hidden a touch.
+        return event.name == self.path.name or bool(event.mask & flags.Q_OVERFLOW)
+
+    def close(self) -> None:
+        if self.notify is not None:
+            self.notify.close()
+            self.notify = None
+
+
+def _notify_on(folder: Path):
+    """An inotify descriptor watching ``folder`` for touches, or None where there is none to be had."""
+    if INotify is None:
+        return None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        notify = INotify()
+    except (OSError, AttributeError):  # AttributeError: a C library without inotify (not Linux)
+        return None
+    try:
+        notify.add_watch(folder, TOUCHED)
+    except OSError:  # no permission, or the system's limit of watches reached
+        notify.close()
+        return None
+    return notify
