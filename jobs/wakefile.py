@@ -15,13 +15,10 @@ import os
 import time
 from pathlib import Path
 
-try:
-    from inotify_simple import INotify, flags
-except ImportError:  # pragma: no cover - the package is a dependency; it imports on every platform
-    INotify = None
+from inotify_simple import INotify, flags
 
 # What ``touch`` makes the kernel report for the file: its time changed, or it was created or renamed in.
-TOUCHED = 0 if INotify is None else flags.ATTRIB | flags.CREATE | flags.MOVED_TO
+TOUCHED = flags.ATTRIB | flags.CREATE | flags.MOVED_TO
 
 
 def touch(path: str | os.PathLike) -> None:
@@ -85,8 +82,6 @@ class Watch:
 
 def _notify_on(folder: Path):
     """An inotify descriptor watching ``folder`` for touches, or None where there is none to be had."""
-    if INotify is None:
-        return None
     try:
         folder.mkdir(parents=True, exist_ok=True)
         notify = INotify()

@@ -35,9 +35,9 @@ VIEW_ANY_JOB = "jobs.view_job"
 CHANGE_ANY_JOB = "jobs.change_job"
 
 
-def _visible_jobs(user, *, for_change: bool = False) -> QuerySet[Job]:
+def _visible_jobs(user) -> QuerySet[Job]:
     jobs = Job.objects.select_related("document", "owner")
-    return jobs if user.has_perm(CHANGE_ANY_JOB if for_change else VIEW_ANY_JOB) else jobs.filter(owner=user)
+    return jobs if user.has_perm(VIEW_ANY_JOB) else jobs.filter(owner=user)
 
 
 def job_list_for_user(user, filters: JobFilters | None = None) -> QuerySet[Job]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import Permission
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from django.core.files.uploadedfile import SimpleUploadedFile
 
 from jobs.models import Job
 from tests.conftest import token_client
