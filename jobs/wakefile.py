@@ -31,7 +31,7 @@ def touch(path: str | os.PathLike) -> None:
         pass
 
 
-def mark(path: str | os.PathLike) -> int:
+def _mark(path: str | os.PathLike) -> int:
     """The current mark of ``path``: its modification time in ns, 0 while it does not exist."""
     try:
         return os.stat(path).st_mtime_ns
@@ -49,18 +49,18 @@ class Watch:
     def __init__(self, path: str | os.PathLike, check_seconds: float):
         self.path, self.check_seconds = Path(path), check_seconds
         self.notify = _notify_on(self.path.parent)
-        self.seen = mark(self.path)
+        self.seen = _mark(self.path)
 
     def settle(self) -> None:
         """Forget the touches so far: ``wait`` returns early only for later ones."""
         if self.notify is not None:
             self.notify.read(timeout=0)
-        self.seen = mark(self.path)
+        self.seen = _mark(self.path)
 
     def wait(self, seconds: float) -> bool:
         """True as soon as the file is touched after ``settle()``; False once ``seconds`` passed without."""
         deadline = time.monotonic() + seconds
-        while mark(self.path) == self.seen:
+        while _mark(self.path) == self.seen:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False

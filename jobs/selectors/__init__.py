@@ -35,9 +35,12 @@ VIEW_ANY_JOB = "jobs.view_job"
 CHANGE_ANY_JOB = "jobs.change_job"
 
 
+def _jobs() -> QuerySet[Job]:
+    return Job.objects.select_related("document", "owner")  # every job's answer names both
+
+
 def _visible_jobs(user) -> QuerySet[Job]:
-    jobs = Job.objects.select_related("document", "owner")
-    return jobs if user.has_perm(VIEW_ANY_JOB) else jobs.filter(owner=user)
+    return _jobs() if user.has_perm(VIEW_ANY_JOB) else _jobs().filter(owner=user)
 
 
 def job_list_for_user(user, filters: JobFilters | None = None) -> QuerySet[Job]:
@@ -75,7 +78,7 @@ def job_get_for_user(user, job_id, *, for_change: bool = False) -> Job:
     """The job if ``user`` may see it (``for_change``: act on it); raises Job.DoesNotExist otherwise
     (also for malformed ids)."""
     try:
-        job = Job.objects.select_related("document", "owner").get(pk=job_id)
+        job = _jobs().get(pk=job_id)
     except (ValueError, TypeError, ValidationError, Job.DoesNotExist):  # ValidationError: not a UUID
         raise Job.DoesNotExist(f"No job {job_id!r}.") from None
     # The owner needs no permission: asked first, a user's permissions cost two statements (their
