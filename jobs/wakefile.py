@@ -11,7 +11,10 @@ clock tick leave one mark: watchers that must not miss one still poll, less ofte
 
 from __future__ import annotations
 
+import contextlib
 import os
+import select
+import threading
 import time
 from pathlib import Path
 
@@ -50,6 +53,16 @@ class Watch:
         self.path, self.check_seconds = Path(path), check_seconds
         self.notify = _notify_on(self.path.parent)
         self.seen = _mark(self.path)
+        self.interrupted = threading.Event()
+        # ``interrupt`` also writes to a pipe polled beside the inotify descriptor: the kernel
+        # wakes ``wait`` for it as for a touch.
+        self.interrupt_pipe = self.polls = None
+        if self.notify is not None:
+            self.interrupt_pipe = os.pipe()
+            os.set_blocking(self.interrupt_pipe[1], False)
+            self.polls = select.poll()
+            for fd in (self.notify.fd, self.interrupt_pipe[0]):
+                self.polls.register(fd, select.POLLIN)
 
     def settle(self) -> None:
         """Forget the touches so far: ``wait`` returns early only for later ones."""
@@ -58,17 +71,34 @@ class Watch:
         self.seen = _mark(self.path)
 
     def wait(self, seconds: float) -> bool:
-        """True as soon as the file is touched after ``settle()``; False once ``seconds`` passed without."""
+        """True as soon as the file is touched after ``settle()``; False once ``seconds`` passed without,
+        or at once when another thread calls ``interrupt``."""
         deadline = time.monotonic() + seconds
         while _mark(self.path) == self.seen:
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            if remaining <= 0 or self.interrupted.is_set():
+                self.interrupted.clear()
                 return False
-            if self.notify is None:
-                time.sleep(min(self.check_seconds, remaining))
-            elif any(self._touched(event) for event in self.notify.read(timeout=max(1, round(remaining * 1000)))):
+            if self._sleep(remaining):
                 return True
         return True
+
+    def _sleep(self, seconds: float) -> bool:
+        """Until the kernel reports a touch (True), an interrupt, or ``seconds`` or a polling interval passed."""
+        if self.notify is None:
+            self.interrupted.wait(min(self.check_seconds, seconds))
+            return False
+        ready = dict(self.polls.poll(max(1, round(seconds * 1000))))
+        if self.interrupt_pipe[0] in ready:
+            os.read(self.interrupt_pipe[0], 4096)
+        return self.notify.fd in ready and any(self._touched(event) for event in self.notify.read(timeout=0))
+
+    def interrupt(self) -> None:
+        """Make a ``wait`` of another thread return False now (or the next one, if none is waiting)."""
+        self.interrupted.set()
+        if self.interrupt_pipe is not None:
+            with contextlib.suppress(BlockingIOError):  # full: the waiting thread has been woken already
+                os.write(self.interrupt_pipe[1], b"!")
 
     def _touched(self, event) -> bool:
         # An overflow of the kernel's queue of events may have hidden a touch.
@@ -78,6 +108,8 @@ class Watch:
         if self.notify is not None:
             self.notify.close()
             self.notify = None
+            for fd in self.interrupt_pipe:
+                os.close(fd)
 
 
 def _notify_on(folder: Path):

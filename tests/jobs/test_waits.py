@@ -49,3 +49,32 @@ def test_an_end_nobody_announced_is_found_by_the_next_read(watcher):
         assert not end.wait(0.2)  # still queued
         Job.objects.filter(pk=job.pk).update(status=Job.Status.FAILED)
         assert end.wait(2.0)
+
+
+def test_reads_are_rare_while_ends_are_announced_and_frequent_again_after_one_that_is_not(watcher, monkeypatch):
+    watcher(poll=0.05)
+    reads = []
+    ended_among = waits._ended_among
+    monkeypatch.setattr(waits, "_ended_among", lambda job_ids: reads.append(job_ids) or ended_among(job_ids))
+
+    def reads_while_waiting(end: waits.JobEnd, seconds: float = 0.6) -> int:
+        before = len(reads)
+        assert not end.wait(seconds)
+        return len(reads) - before
+
+    announced, unannounced, later = JobFactory(), JobFactory(), JobFactory()
+    with waits.JobEnd(announced.pk) as end:
+        assert reads_while_waiting(end) >= 6  # no end seen yet: a read every 50 ms
+        Job.objects.filter(pk=announced.pk).update(status=Job.Status.SUCCEEDED)
+        announced.refresh_from_db()
+        progress.publish(announced, "succeeded")
+        assert end.wait(2.0)
+    with waits.JobEnd(unannounced.pk) as end:
+        time.sleep(0.1)  # the read for the new waiter
+        assert reads_while_waiting(end) <= 1  # ends come with their touch: a read a second
+        Job.objects.filter(pk=unannounced.pk).update(status=Job.Status.FAILED)
+        started = time.monotonic()
+        assert end.wait(3.0)  # found by the thread's own read, without a touch
+        assert time.monotonic() - started < waits.ANNOUNCED_POLL_SECONDS + 0.5
+    with waits.JobEnd(later.pk) as end:
+        assert reads_while_waiting(end) >= 6  # an end came unannounced: a read every 50 ms again

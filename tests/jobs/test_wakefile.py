@@ -53,3 +53,23 @@ def test_where_the_folder_cannot_be_watched_the_file_is_polled(tmp_path, monkeyp
     watch.settle()
     assert not watch.wait(0.1)  # no touch after the one it saw
     touched.join()
+
+
+@pytest.mark.parametrize("kernel", [True, False], ids=["inotify", "polling"])
+def test_an_interrupt_ends_a_wait_at_once_without_a_touch(tmp_path, monkeypatch, kernel):
+    if not kernel:
+        monkeypatch.setattr(wakefile, "_notify_on", lambda folder: None)
+    watch = wakefile.Watch(tmp_path / "jobs.ended", check_seconds=30)
+    try:
+        interrupter = threading.Thread(target=lambda: (time.sleep(0.1), watch.interrupt()))
+        interrupter.start()
+        started = time.monotonic()
+        assert not watch.wait(30)
+        assert time.monotonic() - started < 1
+        interrupter.join()
+        watch.interrupt()  # with no wait running: the next one returns at once
+        assert not watch.wait(30)
+        touch_later(watch.path, 0.1).join()
+        assert watch.wait(5)  # the interrupts are spent: a touch is reported as one
+    finally:
+        watch.close()
