@@ -65,10 +65,14 @@ def test_reads_are_rare_while_ends_are_announced_and_frequent_again_after_one_th
     announced, unannounced, later = JobFactory(), JobFactory(), JobFactory()
     with waits.JobEnd(announced.pk) as end:
         assert reads_while_waiting(end) >= 6  # no end seen yet: a read every 50 ms
+        # A read of its own between the commit and the touch would find the end unannounced.
+        watcher(poll=30.0)
+        time.sleep(0.2)
         Job.objects.filter(pk=announced.pk).update(status=Job.Status.SUCCEEDED)
         announced.refresh_from_db()
         progress.publish(announced, "succeeded")
         assert end.wait(2.0)
+    watcher(poll=0.05)
     with waits.JobEnd(unannounced.pk) as end:
         time.sleep(0.1)  # the read for the new waiter
         assert reads_while_waiting(end) <= 1  # ends come with their touch: a read a second
