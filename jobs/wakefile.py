@@ -75,9 +75,11 @@ class Watch:
         or at once when another thread calls ``interrupt``."""
         deadline = time.monotonic() + seconds
         while _mark(self.path) == self.seen:
+            if self.interrupted.is_set():
+                self.interrupted.clear()  # only here: one that came as the time ran out ends the next wait
+                return False
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or self.interrupted.is_set():
-                self.interrupted.clear()
+            if remaining <= 0:
                 return False
             if self._sleep(remaining):
                 return True
