@@ -30,11 +30,13 @@ A kept-alive connection stays with the process that accepted it, and whichever p
 wakes first used to take all waiting connections: 20 clients connecting together were
 split 16/4 or 20/0, and the busier process answered its share twice as late. Each process
 now publishes how many connections it holds (``ConnectionCounts``) and takes one
-connection at a time, leaving it for a moment to a process that holds fewer.
+connection at a time, leaving it for a moment to a process that holds fewer. None accepts
+any before all have loaded the application (``StartTogether``).
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import mmap
 import os
@@ -126,27 +128,62 @@ class BoundedWebRequest(WebRequest):
         self.channel.transport.loseConnection()
 
 
-class ConnectionCounts:
-    """Open connections of each web process, in memory they all map (``memfd``); each writes its own slot."""
+class ProcessTable:
+    """Two numbers per web process in memory they all map (``memfd``); each writes only its own.
 
-    SLOT = 4  # bytes: one int32 per process
+    Its open connections (``ConnectionCounts``), and whether it has loaded the application
+    (``StartTogether``).
+    """
+
+    SLOT = 4  # bytes: one int32
 
     def __init__(self, fd: int, index: int):
-        self.slots = memoryview(mmap.mmap(fd, 0)).cast("i")
+        slots = memoryview(mmap.mmap(fd, 0)).cast("i")
+        processes = len(slots) // 2
+        self.connections, self.loaded = slots[:processes], slots[processes:]
         self.index = index
 
     @staticmethod
     def create(processes: int) -> int:
-        """A zeroed shared table for ``processes`` servers; returns its descriptor, to pass to them."""
-        fd = os.memfd_create("ocr-web-connections", 0)
-        os.ftruncate(fd, processes * ConnectionCounts.SLOT)
+        """A zeroed table for ``processes`` servers; returns its descriptor, to pass to them."""
+        fd = os.memfd_create("ocr-web-processes", 0)
+        os.ftruncate(fd, 2 * processes * ProcessTable.SLOT)
         return fd
+
+
+class ConnectionCounts:
+    """How many connections each web process holds, to leave a new one to a less busy process."""
+
+    def __init__(self, table: ProcessTable):
+        self.slots, self.index = table.connections, table.index
 
     def change(self, by: int) -> None:
         self.slots[self.index] += by
 
     def others_hold_fewer(self) -> bool:
         return min(self.slots) < self.slots[self.index]
+
+
+class StartTogether:
+    """No web process accepts a connection before every one has loaded the application.
+
+    The socket listens from the start, and loading Django, the application and its request
+    threads takes a process one to four seconds of CPU. The first process ready took every
+    connection that came meanwhile, and kept each for its life: twenty clients that began
+    when ``/healthz`` first answered all sat on one process, answered twice as late
+    (docs/benchmarks.md). Connections now wait in the socket's backlog until all are ready.
+    """
+
+    PATIENCE_SECONDS = 60.0  # a process that takes longer to load is not waited for: the others start
+
+    def __init__(self, table: ProcessTable):
+        self.loaded, self.index = table.loaded, table.index
+
+    def loaded_wait_for_others(self) -> None:
+        self.loaded[self.index] = 1
+        deadline = time.monotonic() + self.PATIENCE_SECONDS
+        while not all(self.loaded) and time.monotonic() < deadline:
+            time.sleep(0.005)
 
 
 LEAVE_FOR_OTHERS_SECONDS = 0.02  # how long a busier process leaves a new connection to the others at most
@@ -202,11 +239,19 @@ class CountedConnection(tcp.Server):
             _counts.change(-1)
 
 
-def _balance_connections(fd: int, index: int) -> None:
+def _balance_connections(table: ProcessTable) -> None:
     global _counts
-    _counts = ConnectionCounts(fd, index)
+    _counts = ConnectionCounts(table)
     tcp.Port.doRead = _accept_balanced
     tcp.Port.transport = CountedConnection
+
+
+def _load_with_the_others(table: ProcessTable, argv: list[str]) -> None:
+    """Import the application daphne will serve (``ocrsite.asgi`` warms up as it is imported), then
+    wait until the other web processes have too (``StartTogether``)."""
+    application = BoundedCommandLineInterface().parser.parse_args(argv).application
+    importlib.import_module(application.split(":", 1)[0])
+    StartTogether(table).loaded_wait_for_others()
 
 
 class BoundedHTTPFactory(HTTPFactory):
@@ -253,9 +298,9 @@ def serve_in_processes(count: int, argv: list[str]) -> int:
     listener.bind((host.strip("[]"), port))
     listener.listen(1024)
     command = [sys.executable, "-m", "ocrsite.server", "--fd", str(listener.fileno()), *rest]
-    counts = ConnectionCounts.create(count)
-    children = [subprocess.Popen(command, pass_fds=[listener.fileno(), counts], env={
-        **os.environ, "WEB_PROCESSES": "1", "WEB_CONNECTION_COUNTS": f"{counts}:{index}"}) for index in range(count)]
+    table = ProcessTable.create(count)
+    children = [subprocess.Popen(command, pass_fds=[listener.fileno(), table], env={
+        **os.environ, "WEB_PROCESSES": "1", "WEB_PROCESS_TABLE": f"{table}:{index}"}) for index in range(count)]
 
     def stop(signum, frame):
         # SIGTERM whatever stopped us: a process started in the background by a script
@@ -290,6 +335,8 @@ if __name__ == "__main__":
     argv = sys.argv[1:]
     if web_processes() > 1 and "--fd" not in argv:
         sys.exit(serve_in_processes(web_processes(), argv))
-    if shared := os.environ.pop("WEB_CONNECTION_COUNTS", ""):
-        _balance_connections(*map(int, shared.split(":")))
+    if shared := os.environ.pop("WEB_PROCESS_TABLE", ""):
+        table = ProcessTable(*map(int, shared.split(":")))
+        _balance_connections(table)
+        _load_with_the_others(table, argv)
     BoundedCommandLineInterface.entrypoint()

@@ -42,7 +42,8 @@ def wait_until_serving(url: str, process: subprocess.Popen, log: Path, timeout: 
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text(errors='replace')}")
-        with contextlib.suppress(requests.ConnectionError):
+        # Timeout too: a server's connections wait in its socket's backlog until all its processes have loaded.
+        with contextlib.suppress(requests.ConnectionError, requests.Timeout):
             if requests.get(url, timeout=5).status_code < 500:
                 return
         time.sleep(0.3)

@@ -182,6 +182,26 @@ def test_kept_alive_connections_are_shared_evenly_between_the_processes(tmp_path
             session.close()
 
 
+def test_clients_that_start_at_the_first_answer_are_shared_between_the_processes(tmp_path):
+    """A process that had loaded first took every connection that came before the other had: 16/4, 14/6."""
+    env, port = embedded_env(tmp_path, WEB_PROCESSES="2"), free_port()
+    base = f"http://127.0.0.1:{port}"
+    with background(server(port), env, tmp_path / "web.log") as process:
+        while True:  # as a client that starts the moment the server answers (wait_until_serving looks less often)
+            assert process.poll() is None, (tmp_path / "web.log").read_text()
+            with contextlib.suppress(requests.ConnectionError):
+                if requests.get(base + "/healthz", timeout=60).status_code == 200:
+                    break
+            time.sleep(0.01)
+        at_once = [requests.Session() for _ in range(20)]
+        with ThreadPoolExecutor(20) as pool:
+            assert set(pool.map(lambda s: s.get(base + "/healthz", timeout=30).status_code, at_once)) == {200}
+        fewer, more = connections_per_process(port, children_of(process.pid))
+        assert fewer + more == 20 and more - fewer <= 4
+        for session in at_once:
+            session.close()
+
+
 def test_the_anonymous_rate_limit_counts_across_web_processes(tmp_path):
     """Two servers on one database: a client cannot double its allowance by switching between them."""
     env = embedded_env(tmp_path, WEB_PROCESSES="1", API_THROTTLE_ANON="20/min")
