@@ -47,15 +47,18 @@ sys.path.insert(0, str(ROOT))
 
 import argparse  # noqa: E402
 import base64  # noqa: E402
+import http.client  # noqa: E402
 import io  # noqa: E402
+import json  # noqa: E402
 import os  # noqa: E402
 import queue  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
+import urllib.parse  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
-import requests  # noqa: E402
 from PIL import Image, ImageDraw  # noqa: E402
+from urllib3 import encode_multipart_formdata  # noqa: E402
 
 from bench.system import percentile  # noqa: E402
 from tests.ocr_engine import samples  # noqa: E402
@@ -185,6 +188,67 @@ class Meter:
 
 # --- clients --------------------------------------------------------------------------------
 
+class Reply:
+    def __init__(self, status: int, body: bytes):
+        self.status, self.body = status, body
+
+    def json(self):
+        return json.loads(self.body)
+
+    def text(self, limit: int = 120) -> str:
+        return self.body[:limit].decode(errors="replace")
+
+
+class Client:
+    """One client: one keep-alive HTTP/1.1 connection, used by one thread.
+
+    ``http.client``, not ``requests``: the clients share the server's cores, where real clients
+    would be on machines of their own, so what they spend is taken from the server measured. Twenty
+    submits sent at one instant cost this client 5–10 ms of CPU, and ``requests`` (its session,
+    adapters, header merging and hooks) 15–21 ms (docs/benchmarks.md, 2026-11-29 12:00 UTC).
+    """
+
+    def __init__(self, base: str, headers: dict | None = None, timeout: float = 600):
+        url = urllib.parse.urlsplit(base)
+        self.address, self.prefix = (url.hostname, url.port or 80), url.path.rstrip("/")
+        self.headers, self.timeout = headers or {}, timeout
+        self.connection: http.client.HTTPConnection | None = None
+
+    def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None) -> Reply:
+        headers = {**self.headers, **(headers or {})}
+        reused = self.connection is not None
+        if not reused:
+            self.connection = http.client.HTTPConnection(*self.address, timeout=self.timeout)
+        try:
+            self.connection.request(method, self.prefix + path, body=body, headers=headers)
+            response = self.connection.getresponse()
+            reply = Reply(response.status, response.read())
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            self.close()
+            if not reused:
+                raise
+            return self.request(method, path, body, headers)  # the server closed an idle connection: once more
+        if response.will_close:
+            self.close()
+        return reply
+
+    def get(self, path: str) -> Reply:
+        return self.request("GET", path)
+
+    def post(self, path: str, fields: dict | None = None, json_body: dict | None = None) -> Reply:
+        """A multipart form (a file is a ``(name, bytes)`` pair), or a JSON body."""
+        if fields is not None:
+            body, content_type = encode_multipart_formdata(fields)
+        else:
+            body, content_type = json.dumps(json_body).encode(), "application/json"
+        return self.request("POST", path, body, {"Content-Type": content_type})
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+
 @dataclass
 class Outcome:
     latencies: list[float] = field(default_factory=list)
@@ -195,14 +259,14 @@ class Outcome:
     seconds: float = 0.0
 
 
-def run_clients(work: list[bytes], clients: int, handle) -> Outcome:
+def run_clients(work: list[bytes], clients: int, new_client, handle) -> Outcome:
     todo: queue.Queue = queue.Queue()
     for index, data in enumerate(work):
         todo.put((index, data))
     outcome, lock = Outcome(), threading.Lock()
 
     def client() -> None:
-        session, first = requests.Session(), True
+        connection, first = new_client(), True
         while True:
             try:
                 index, data = todo.get_nowait()
@@ -211,7 +275,7 @@ def run_clients(work: list[bytes], clients: int, handle) -> Outcome:
             t0 = time.perf_counter()
             submits: list[float] = []
             try:
-                pages_read = handle(session, index, data, submits)
+                pages_read = handle(connection, index, data, submits)
                 error = None
             except Exception as exc:  # noqa: BLE001 - every failure is a counted error
                 pages_read, error = 0, f"{type(exc).__name__}: {exc}"[:200]
@@ -224,6 +288,7 @@ def run_clients(work: list[bytes], clients: int, handle) -> Outcome:
                 outcome.pages += pages_read
                 if error:
                     outcome.errors.append(error)
+        connection.close()
 
     threads = [threading.Thread(target=client) for _ in range(clients)]
     t0 = time.perf_counter()
@@ -236,78 +301,79 @@ def run_clients(work: list[bytes], clients: int, handle) -> Outcome:
 
 
 def ours(args, api: str, headers: dict):
-    def handle(session, index: int, data: bytes, submits: list, name: str = "page.png") -> int:
+    def handle(client: Client, index: int, data: bytes, submits: list, name: str = "page.png") -> int:
         # The multipart body is the client's work: encoded before the clock starts, so that the
         # submit's latency is the server's (20 client threads encoding share one interpreter lock).
-        request = session.prepare_request(requests.Request(
-            "POST", f"{api}/jobs", headers=headers, files={"file": (name, data)},
-            data={"pipeline": args.pipeline, "lang": args.lang}))
+        body, content_type = encode_multipart_formdata({"file": (name, data), "pipeline": args.pipeline, "lang": args.lang})
         t0 = time.perf_counter()
-        submitted = session.send(request, timeout=120)
+        submitted = client.request("POST", "/jobs", body, {"Content-Type": content_type})
         submits.append(time.perf_counter() - t0)
-        if submitted.status_code != 202:
-            raise RuntimeError(f"HTTP {submitted.status_code} on submit: {submitted.text[:120]}")
+        if submitted.status != 202:
+            raise RuntimeError(f"HTTP {submitted.status} on submit: {submitted.text()}")
         job_id = submitted.json()["id"]
         while True:  # one held request per job, not a poll loop (GET /jobs/{id}?wait=)
-            job = session.get(f"{api}/jobs/{job_id}?wait=50", headers=headers, timeout=70).json()
+            job = client.get(f"/jobs/{job_id}?wait=50").json()
             if job["status"] in ("succeeded", "failed", "canceled"):
                 break
         if job["status"] != "succeeded":
             raise RuntimeError(f"job {job['status']}: {job['error']}")
-        result = session.get(f"{api}/jobs/{job_id}/result", headers=headers, timeout=120)
-        result.raise_for_status()
+        result = client.get(f"/jobs/{job_id}/result")
+        if result.status != 200:
+            raise RuntimeError(f"HTTP {result.status} on the result: {result.text()}")
         return job["progress"]["pages_done"]
 
-    return handle
+    return (lambda: Client(api, headers)), handle
 
 
 def peer(args):
-    def handle(session, index: int, data: bytes, submits: list) -> int:
-        body = {"file": base64.b64encode(data).decode(), "fileType": 1}
-        response = session.post(f"{args.peer.rstrip('/')}/ocr", json=body, timeout=600)
-        response.raise_for_status()
+    def handle(client: Client, index: int, data: bytes, submits: list) -> int:
+        response = client.post("/ocr", json_body={"file": base64.b64encode(data).decode(), "fileType": 1})
+        if response.status != 200:
+            raise RuntimeError(f"HTTP {response.status}: {response.text()}")
         return 1
 
-    return handle
+    return (lambda: Client(args.peer)), handle
 
 
 def submit_bursts(args, api: str, headers: dict) -> None:
     """``--bursts`` rounds of ``--burst`` submits sent at the same instant, each on its client's open
     connection, while the worker OCRs a 10-page PDF submitted first; the jobs are canceled after."""
-    sessions = [requests.Session() for _ in range(args.burst)]
-    for session in sessions:  # open each connection before the clock starts
-        session.get(f"{api}/pipelines", headers=headers, timeout=30).raise_for_status()
-    busy = sessions[0].post(f"{api}/jobs", headers=headers, files={"file": ("busy.pdf", samples.report_pdf(
-        pages=10, dpi=args.dpi).data)}, data={"pipeline": args.pipeline}, timeout=120).json()["id"]
-    while sessions[0].get(f"{api}/jobs/{busy}", headers=headers, timeout=30).json()["status"] != "running":
+    clients = [Client(api, headers) for _ in range(args.burst)]
+    for client in clients:  # open each connection before the clock starts
+        if client.get("/pipelines").status != 200:
+            raise SystemExit("GET /pipelines did not answer 200")
+    first = clients[0]
+    busy = first.post("/jobs", {"file": ("busy.pdf", samples.report_pdf(pages=10, dpi=args.dpi).data),
+                                "pipeline": args.pipeline}).json()["id"]
+    while first.get(f"/jobs/{busy}").json()["status"] != "running":
         time.sleep(0.05)
     latencies: list[float] = []
     job_ids, errors = [busy], []
     with Meter(("web", "cluster")) as meter:
         for round_number in range(args.bursts):
-            work = pages(args.burst, args.dpi, f"burst{round_number}")
+            bodies = [encode_multipart_formdata({"file": ("page.png", data), "pipeline": args.pipeline})
+                      for data in pages(args.burst, args.dpi, f"burst{round_number}")]
             start, lock = threading.Barrier(args.burst), threading.Lock()
 
-            def client(session, data) -> None:
+            def send(client: Client, body: tuple[bytes, str]) -> None:
                 start.wait()
                 t0 = time.perf_counter()
-                response = session.post(f"{api}/jobs", headers=headers, files={"file": ("page.png", data)},
-                                         data={"pipeline": args.pipeline}, timeout=120)
+                response = client.request("POST", "/jobs", body[0], {"Content-Type": body[1]})
                 with lock:
                     latencies.append(time.perf_counter() - t0)
-                    if response.status_code == 202:
+                    if response.status == 202:
                         job_ids.append(response.json()["id"])
                     else:
-                        errors.append(f"HTTP {response.status_code}: {response.text[:120]}")
+                        errors.append(f"HTTP {response.status}: {response.text()}")
 
-            threads = [threading.Thread(target=client, args=pair) for pair in zip(sessions, work)]
+            threads = [threading.Thread(target=send, args=pair) for pair in zip(clients, bodies)]
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
             time.sleep(1)
     for job_id in job_ids:
-        sessions[0].post(f"{api}/jobs/{job_id}/cancel", headers=headers, timeout=30)
+        first.request("POST", f"/jobs/{job_id}/cancel")
     web_ms = meter.cpu["web"] / max(1, len(latencies)) * 1000
     print(f"{f'submit bursts of {args.burst}':<28} {len(latencies)} submits while OCR runs: "
           f"p50 {percentile(latencies, 0.5) * 1000:.0f} ms, p95 {percentile(latencies, 0.95) * 1000:.0f} ms, "
@@ -428,19 +494,19 @@ def main() -> None:
           f"{os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d %H:%M %Z')}")
     # Warm the worker's engine so model loading is not counted.
     # One warm-up page per worker process (--workers), so every worker has loaded its models.
-    run_clients(pages(args.workers, args.dpi, "warm"), args.workers, ours(args, api, headers))
+    run_clients(pages(args.workers, args.dpi, "warm"), args.workers, *ours(args, api, headers))
     if args.peer:
-        run_clients(pages(1, args.dpi, "warm"), 1, peer(args))
+        run_clients(pages(1, args.dpi, "warm"), 1, *peer(args))
     ours_ppm = {}
     for clients in args.clients:
         work = pages(args.pages, args.dpi, f"c{clients}")
         with Meter(("web", "cluster")) as meter:
-            outcome = run_clients(work, clients, ours(args, api, headers))
+            outcome = run_clients(work, clients, *ours(args, api, headers))
         ours_ppm[clients] = report(f"ours, {clients} client(s)", outcome, meter)
         if args.peer:
             work = pages(args.pages, args.dpi, f"peer{clients}")
             with Meter(("peer",)) as meter:
-                outcome = run_clients(work, clients, peer(args))
+                outcome = run_clients(work, clients, *peer(args))
             peer_ppm = report(f"PaddleX serving, {clients} client(s)", outcome, meter)
             print(f"{'':<28} ours ÷ PaddleX serving at {clients} client(s): "
                   f"{ours_ppm[clients] / peer_ppm if peer_ppm else float('nan'):.2f}×", flush=True)
@@ -448,8 +514,9 @@ def main() -> None:
         submit_bursts(args, api, headers)
     if args.pdf_pages:
         with Meter(("web", "cluster")) as meter:
-            handle = ours(args, api, headers)
-            outcome = run_clients([pdf], 1, lambda s, i, d, submits: handle(s, i, d, submits, name="report.pdf"))
+            new_client, handle = ours(args, api, headers)
+            outcome = run_clients([pdf], 1, new_client,
+                                  lambda client, i, d, submits: handle(client, i, d, submits, name="report.pdf"))
         report(f"ours, {args.pdf_pages}-page PDF", outcome, meter)
     if not args.no_bare:
         if args.clients:
