@@ -47,19 +47,16 @@ sys.path.insert(0, str(ROOT))
 
 import argparse  # noqa: E402
 import base64  # noqa: E402
-import http.client  # noqa: E402
 import io  # noqa: E402
-import json  # noqa: E402
 import os  # noqa: E402
 import queue  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
-import urllib.parse  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
 from PIL import Image, ImageDraw  # noqa: E402
-from urllib3 import encode_multipart_formdata  # noqa: E402
 
+from bench.client import Client, multipart  # noqa: E402
 from bench.system import percentile  # noqa: E402
 from tests.ocr_engine import samples  # noqa: E402
 
@@ -188,67 +185,6 @@ class Meter:
 
 # --- clients --------------------------------------------------------------------------------
 
-class Reply:
-    def __init__(self, status: int, body: bytes):
-        self.status, self.body = status, body
-
-    def json(self):
-        return json.loads(self.body)
-
-    def text(self, limit: int = 120) -> str:
-        return self.body[:limit].decode(errors="replace")
-
-
-class Client:
-    """One client: one keep-alive HTTP/1.1 connection, used by one thread.
-
-    ``http.client``, not ``requests``: the clients share the server's cores, where real clients
-    would be on machines of their own, so what they spend is taken from the server measured. Twenty
-    submits sent at one instant cost this client 5–10 ms of CPU, and ``requests`` (its session,
-    adapters, header merging and hooks) 15–21 ms (docs/benchmarks.md, 2026-11-29 12:00 UTC).
-    """
-
-    def __init__(self, base: str, headers: dict | None = None, timeout: float = 600):
-        url = urllib.parse.urlsplit(base)
-        self.address, self.prefix = (url.hostname, url.port or 80), url.path.rstrip("/")
-        self.headers, self.timeout = headers or {}, timeout
-        self.connection: http.client.HTTPConnection | None = None
-
-    def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None) -> Reply:
-        headers = {**self.headers, **(headers or {})}
-        reused = self.connection is not None
-        if not reused:
-            self.connection = http.client.HTTPConnection(*self.address, timeout=self.timeout)
-        try:
-            self.connection.request(method, self.prefix + path, body=body, headers=headers)
-            response = self.connection.getresponse()
-            reply = Reply(response.status, response.read())
-        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-            self.close()
-            if not reused:
-                raise
-            return self.request(method, path, body, headers)  # the server closed an idle connection: once more
-        if response.will_close:
-            self.close()
-        return reply
-
-    def get(self, path: str) -> Reply:
-        return self.request("GET", path)
-
-    def post(self, path: str, fields: dict | None = None, json_body: dict | None = None) -> Reply:
-        """A multipart form (a file is a ``(name, bytes)`` pair), or a JSON body."""
-        if fields is not None:
-            body, content_type = encode_multipart_formdata(fields)
-        else:
-            body, content_type = json.dumps(json_body).encode(), "application/json"
-        return self.request("POST", path, body, {"Content-Type": content_type})
-
-    def close(self) -> None:
-        if self.connection is not None:
-            self.connection.close()
-            self.connection = None
-
-
 @dataclass
 class Outcome:
     latencies: list[float] = field(default_factory=list)
@@ -304,9 +240,9 @@ def ours(args, api: str, headers: dict):
     def handle(client: Client, index: int, data: bytes, submits: list, name: str = "page.png") -> int:
         # The multipart body is the client's work: encoded before the clock starts, so that the
         # submit's latency is the server's (20 client threads encoding share one interpreter lock).
-        body, content_type = encode_multipart_formdata({"file": (name, data), "pipeline": args.pipeline, "lang": args.lang})
+        form = multipart({"file": (name, data), "pipeline": args.pipeline, "lang": args.lang})
         t0 = time.perf_counter()
-        submitted = client.request("POST", "/jobs", body, {"Content-Type": content_type})
+        submitted = client.request("POST", "/jobs", *form)
         submits.append(time.perf_counter() - t0)
         if submitted.status != 202:
             raise RuntimeError(f"HTTP {submitted.status} on submit: {submitted.text()}")
@@ -351,14 +287,14 @@ def submit_bursts(args, api: str, headers: dict) -> None:
     job_ids, errors = [busy], []
     with Meter(("web", "cluster")) as meter:
         for round_number in range(args.bursts):
-            bodies = [encode_multipart_formdata({"file": ("page.png", data), "pipeline": args.pipeline})
-                      for data in pages(args.burst, args.dpi, f"burst{round_number}")]
+            forms = [multipart({"file": ("page.png", data), "pipeline": args.pipeline})
+                     for data in pages(args.burst, args.dpi, f"burst{round_number}")]
             start, lock = threading.Barrier(args.burst), threading.Lock()
 
-            def send(client: Client, body: tuple[bytes, str]) -> None:
+            def send(client: Client, form: tuple[bytes, dict]) -> None:
                 start.wait()
                 t0 = time.perf_counter()
-                response = client.request("POST", "/jobs", body[0], {"Content-Type": body[1]})
+                response = client.request("POST", "/jobs", *form)
                 with lock:
                     latencies.append(time.perf_counter() - t0)
                     if response.status == 202:
@@ -366,7 +302,7 @@ def submit_bursts(args, api: str, headers: dict) -> None:
                     else:
                         errors.append(f"HTTP {response.status}: {response.text()}")
 
-            threads = [threading.Thread(target=send, args=pair) for pair in zip(clients, bodies)]
+            threads = [threading.Thread(target=send, args=pair) for pair in zip(clients, forms)]
             for thread in threads:
                 thread.start()
             for thread in threads:

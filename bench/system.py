@@ -3,8 +3,9 @@
 Prints three figures:
 
 1. submit latency (p50 / p95) of ``POST /api/v1/jobs`` with 20 concurrent
-   clients (threads, each its own HTTP session), every upload a distinct small
-   PNG so no dedup hit short-cuts the work; the jobs are canceled right away;
+   clients (threads, each its own keep-alive connection, ``bench/client.py``,
+   bodies encoded before the clock starts), every upload a distinct small PNG
+   so no dedup hit short-cuts the work; the jobs are canceled right away;
 2. time from submit to first page start with an idle, warm worker
    (``created_at`` -> ``started_at`` as the server recorded them, and to the
    first finished page);
@@ -40,8 +41,8 @@ import threading  # noqa: E402
 import time  # noqa: E402
 from datetime import datetime  # noqa: E402
 
-import requests  # noqa: E402
 
+from bench.client import Client, multipart  # noqa: E402
 from tests.ocr_engine import samples  # noqa: E402
 
 
@@ -68,19 +69,28 @@ class Api:
         self.url = url.rstrip("/") + "/api/v1"
         self.headers = {"Authorization": f"Token {token}"}
 
-    def session(self) -> requests.Session:
-        session = requests.Session()
-        session.headers.update(self.headers)
-        return session
+    def connection(self) -> Client:
+        return Client(self.url, self.headers)
 
-    def submit(self, session, data: bytes, name: str, **options) -> dict:
-        response = session.post(f"{self.url}/jobs", files={"file": (name, data)}, data=options, timeout=120)
-        response.raise_for_status()
+    @staticmethod
+    def form(data: bytes, name: str, **options) -> tuple[bytes, dict]:
+        """A submission's body, encoded before it is sent (and timed)."""
+        return multipart({"file": (name, data), **options})
+
+    @staticmethod
+    def send(connection: Client, form: tuple[bytes, dict]) -> dict:
+        response = connection.request("POST", "/jobs", *form)
+        if response.status != 202:
+            raise SystemExit(f"submit answered HTTP {response.status}: {response.text()}")
         return response.json()
 
-    def wait(self, session, job_id: str, until, poll: float = 0.05) -> dict:
+    def submit(self, connection: Client, data: bytes, name: str, **options) -> dict:
+        return self.send(connection, self.form(data, name, **options))
+
+    @staticmethod
+    def wait(connection: Client, job_id: str, until, poll: float = 0.05) -> dict:
         while True:
-            job = session.get(f"{self.url}/jobs/{job_id}", timeout=30).json()
+            job = connection.get(f"/jobs/{job_id}").json()
             if until(job):
                 return job
             if job["status"] in ("failed", "canceled"):
@@ -113,15 +123,16 @@ def submit_latency(api: Api, args) -> None:
     run_id = time.time_ns()
 
     def client(index: int) -> None:
-        session = api.session()
+        connection = api.connection()
+        forms = [api.form(unique_png(run_id + index * 1000 + n), f"bench-{index}-{n}.png",
+                          pipeline=args.pipeline, lang=args.lang) for n in range(args.submits)]
         start.wait()
-        for n in range(args.submits):
-            data = unique_png(run_id + index * 1000 + n)
+        for form in forms:
             t0 = time.perf_counter()
-            job = api.submit(session, data, f"bench-{index}-{n}.png", pipeline=args.pipeline, lang=args.lang)
+            job = api.send(connection, form)
             elapsed = time.perf_counter() - t0
             # Cancel at once (not timed) so the worker stays idle for the next measurements.
-            session.post(f"{api.url}/jobs/{job['id']}/cancel", timeout=30)
+            connection.request("POST", f"/jobs/{job['id']}/cancel")
             with lock:
                 latencies.append(elapsed)
 
@@ -138,17 +149,17 @@ def submit_latency(api: Api, args) -> None:
 
 
 def first_page_start(api: Api, args) -> None:
-    session = api.session()
+    connection = api.connection()
     data = samples.encode(samples.text_page(f"Timing page {time.time_ns()}", dpi=args.dpi).image, "PNG")
     # Warm the worker (engine loaded) with the same options, then measure on a fresh file.
-    warm = api.submit(session, samples.encode(samples.text_page("Warm-up page", dpi=args.dpi).image, "PNG"),
+    warm = api.submit(connection, samples.encode(samples.text_page("Warm-up page", dpi=args.dpi).image, "PNG"),
                       "warm.png", pipeline=args.pipeline, lang=args.lang)
-    api.wait(session, warm["id"], lambda j: j["status"] == "succeeded")
+    api.wait(connection, warm["id"], lambda j: j["status"] == "succeeded")
     t0 = time.perf_counter()
-    job = api.submit(session, data, "first.png", pipeline=args.pipeline, lang=args.lang)
-    started = api.wait(session, job["id"], lambda j: j["started_at"] is not None)
+    job = api.submit(connection, data, "first.png", pipeline=args.pipeline, lang=args.lang)
+    started = api.wait(connection, job["id"], lambda j: j["started_at"] is not None)
     seen_started = time.perf_counter() - t0
-    done = api.wait(session, job["id"], lambda j: j["progress"]["pages_done"] >= 1)
+    done = api.wait(connection, job["id"], lambda j: j["progress"]["pages_done"] >= 1)
     seen_done = time.perf_counter() - t0
     server = (datetime.fromisoformat(started["started_at"]) - datetime.fromisoformat(started["created_at"]))
     print(f"submit -> first page start (idle warm worker): {server.total_seconds() * 1000:.0f} ms by server "
@@ -158,10 +169,10 @@ def first_page_start(api: Api, args) -> None:
 
 def throughput(api: Api, args) -> None:
     document = samples.report_pdf(pages=args.pages, dpi=args.dpi)
-    session = api.session()
+    connection = api.connection()
     t0 = time.perf_counter()
-    job = api.submit(session, document.data, "throughput.pdf", pipeline=args.pipeline, lang=args.lang)
-    finished = api.wait(session, job["id"], lambda j: j["status"] == "succeeded", poll=0.1)
+    job = api.submit(connection, document.data, "throughput.pdf", pipeline=args.pipeline, lang=args.lang)
+    finished = api.wait(connection, job["id"], lambda j: j["status"] == "succeeded", poll=0.1)
     system_seconds = time.perf_counter() - t0
     system_ppm = args.pages / system_seconds * 60
 
