@@ -22,13 +22,19 @@ from django.http import FileResponse, HttpResponseBase
 from django.urls import get_resolver, set_script_prefix
 from django.utils.module_loading import import_string
 
+from ocrsite.request_lane import RequestLane
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ocrsite.settings.base")
 
-# Request threads each web process starts before it listens: enough for its share of a burst of
-# twenty or thirty submits at once; more start as requests need them.
+# Pool threads each web process starts before it listens, besides its request lane: enough for the
+# long-polls of twenty or thirty clients and for requests queued behind a slow one; more start as
+# requests need them.
 WARM_REQUEST_THREADS = 16
 # How long a long-poll may wait for the process's other requests to finish before it starts (ForegroundFirst).
 LONG_POLL_DEFER_SECONDS = 0.25
+# How long a request may run on the process's request lane before the ones queued behind it go to
+# other threads (``RequestLane``): a submit in a burst takes 3-15 ms there, an export seconds.
+LANE_PATIENCE_SECONDS = 0.05
 
 
 class ForegroundFirst:
@@ -92,10 +98,13 @@ class SyncChainASGIHandler(ASGIHandler):
     hand-offs that cost the server 3 ms of CPU a request, as much as a job's status. It
     also starts a thread for every request and hands off to it three times (the
     ``request_started`` signal, the response, ``response.close()``): another 1 ms of a
-    submission's 7. Here the chain is loaded sync, and one hop to a pool of
-    ``WEB_REQUEST_THREADS`` threads runs the started signal, the chain and the view, and
-    closes a response whose body is built (``request_finished``: the thread's database
-    connection goes back to its pool).
+    submission's 7. Here the chain is loaded sync, and one hop to a reused thread runs the
+    started signal, the chain and the view, and closes a response whose body is built
+    (``request_finished``: the thread's database connection goes back to its pool).
+
+    That thread is the process's request lane's (``RequestLane``), which runs requests one after
+    another, or one of a pool of ``WEB_REQUEST_THREADS``: for long-polls, which hold their thread
+    while they wait, and for requests queued on the lane behind a slow one.
 
     A streaming response (a file) is sent as Django sends it, with its file read on the
     request's thread-sensitive context, and closed once sent.
@@ -104,6 +113,7 @@ class SyncChainASGIHandler(ASGIHandler):
     def __init__(self):
         super().__init__()
         self.executor = ThreadPoolExecutor(max_workers=settings.WEB_REQUEST_THREADS, thread_name_prefix="request")
+        self.lane = RequestLane(self.executor, LANE_PATIENCE_SECONDS)
         self.foreground = ForegroundFirst()
 
     def load_middleware(self, is_async=False):
@@ -127,8 +137,7 @@ class SyncChainASGIHandler(ASGIHandler):
         except DatabaseError:
             pass  # a database not up yet: requests open their connections
 
-        def open_connection(_) -> None:
-            all_started.wait(timeout=30)  # each call holds its thread until all have one of their own
+        def open_connection_alone() -> None:
             try:
                 for connection in connections.all():
                     connection.ensure_connection()
@@ -137,20 +146,25 @@ class SyncChainASGIHandler(ASGIHandler):
             finally:
                 close_old_connections()  # back to the pool, as at the end of a request
 
+        def open_connection(_) -> None:
+            all_started.wait(timeout=30)  # each call holds its thread until all have one of their own
+            open_connection_alone()
+
         list(self.executor.map(open_connection, range(count)))
+        self.lane.submit(open_connection_alone).result()
 
     async def handle(self, scope, receive, send):
         if is_long_poll(scope):
             await self.foreground.wait_idle()
-            await self._handle(scope, receive, send)
+            await self._handle(scope, receive, send, self.executor)
             return
         self.foreground.started()
         try:
-            await self._handle(scope, receive, send)
+            await self._handle(scope, receive, send, self.lane)
         finally:
             self.foreground.finished()
 
-    async def _handle(self, scope, receive, send):
+    async def _handle(self, scope, receive, send, executor):
         try:
             body_file = await self.read_body(receive)
         except RequestAborted:
@@ -160,7 +174,7 @@ class SyncChainASGIHandler(ASGIHandler):
             # carry ``asgiref.local`` data over), 5 % of a submission's sampled CPU. Nothing set on
             # this side is read on the other: the script prefix is set there.
             response = await asyncio.get_running_loop().run_in_executor(
-                self.executor, contextvars.copy_context().run, self._respond, scope, body_file)
+                executor, contextvars.copy_context().run, self._respond, scope, body_file)
             try:
                 await self.send_response(response, send)
             finally:

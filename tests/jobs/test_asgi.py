@@ -161,8 +161,8 @@ def test_the_app_has_its_urls_resolved_before_the_first_request():
     # A fresh interpreter, as a web process starts: the first submit each process answered
     # used to wait half a second while Django imported the URLconf, and the first burst of
     # submits read the MIME table, loaded Pillow's plugins, built the models' columns,
-    # imported the upload handlers and the queue's broker, and started a thread each, each
-    # thread opening a database connection, and reversed a job's links and built its
+    # imported the upload handlers and the queue's broker, and started a thread each (now the
+    # process's request lane and its pool), each thread opening a database connection, and reversed a job's links and built its
     # serializer's fields on every thread at once. What the start built is then kept out of
     # the garbage collector's full passes (50-100 ms pauses).
     probe = ("import gc, sys, threading, mimetypes, PIL.Image, ocrsite.asgi; from django.urls import get_resolver; "
@@ -172,8 +172,9 @@ def test_the_app_has_its_urls_resolved_before_the_first_request():
              "'PNG' in PIL.Image.OPEN, 'cached_col' in Job._meta.get_field('dedup_key').__dict__, "
              "settings.FILE_UPLOAD_HANDLERS[0].rpartition('.')[0] in sys.modules, "
              "sum(t.name.startswith('request') for t in threading.enumerate()) == ocrsite.asgi.WARM_REQUEST_THREADS, "
+             "any(t.name == 'lane' for t in threading.enumerate()), "
              "serializers._route_path.cache_info().currsize >= 15, '_bound_once' in vars(serializers.JobSerializer), "
              "gc.get_freeze_count() > 100_000, settings.DATABASES['default']['ENGINE'] != 'ocrsite.db_sqlite3' "
              "or [len(idle) for idle in _pool.idle.values()] == [ocrsite.asgi.WARM_REQUEST_THREADS])")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
-    assert out.stdout.split() == ["True"] * 11
+    assert out.stdout.split() == ["True"] * 12
