@@ -162,9 +162,9 @@ def test_the_app_has_its_urls_resolved_before_the_first_request():
     # used to wait half a second while Django imported the URLconf, and the first burst of
     # submits read the MIME table, loaded Pillow's plugins, built the models' columns,
     # imported the upload handlers and the queue's broker, and started a thread each (now the
-    # process's request lane and its pool), each thread opening a database connection, and reversed a job's links and built its
-    # serializer's fields on every thread at once. What the start built is then kept out of
-    # the garbage collector's full passes (50-100 ms pauses).
+    # process's request lane and its pool), each thread opening a database connection, and
+    # reversed a job's links and built its serializer's fields on every thread at once. What the
+    # start built is then kept out of the garbage collector's full passes (50-100 ms pauses).
     probe = ("import gc, sys, threading, mimetypes, PIL.Image, ocrsite.asgi; from django.urls import get_resolver; "
              "from django.conf import settings; from jobs.models import Job; from jobs.api import serializers; "
              "from ocrsite.db_sqlite3.base import _pool; "

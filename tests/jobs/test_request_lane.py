@@ -11,6 +11,7 @@ import pytest
 from ocrsite.request_lane import RequestLane
 
 PATIENCE = 0.05
+NEVER = 60.0  # a patience no request here runs out of, however slow the machine
 
 
 @pytest.fixture
@@ -20,7 +21,7 @@ def pool():
 
 
 def test_quick_requests_run_in_order_one_at_a_time_on_the_lanes_thread(pool):
-    lane = RequestLane(pool, PATIENCE)
+    lane = RequestLane(pool, NEVER)
     ran, running, overlaps = [], [0], []
     lock = threading.Lock()
 
@@ -62,12 +63,16 @@ def test_requests_queued_behind_a_slow_one_go_to_the_pool_and_are_answered(pool)
     finally:
         release.set()
     assert slow_future.result(timeout=5) == "slow"
-    # Once the slow one is done, the lane takes requests again.
+    # Once the slow one is done (its caller has its answer a moment before the lane is free), the
+    # lane takes requests again.
+    deadline = time.monotonic() + 5
+    while lane.started_at is not None and time.monotonic() < deadline:
+        time.sleep(0.001)
     assert lane.submit(lambda: threading.current_thread().name).result(timeout=5) == "lane"
 
 
 def test_a_request_that_fails_hands_its_error_to_its_caller_and_the_lane_goes_on(pool):
-    lane = RequestLane(pool, PATIENCE)
+    lane = RequestLane(pool, NEVER)
 
     def broken():
         raise ValueError("no such page")
