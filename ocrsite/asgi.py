@@ -35,6 +35,9 @@ LONG_POLL_DEFER_SECONDS = 0.25
 # How long a request may run on the process's request lane before the ones queued behind it go to
 # other threads (``RequestLane``): a submit in a burst takes 3-15 ms there, an export seconds.
 LANE_PATIENCE_SECONDS = 0.05
+# Larger bodies go straight to the pool: a submission took about 3.5 ms more per MB of upload here, so
+# a large one would keep the requests behind it waiting out the lane's patience.
+LANE_MAX_BODY_BYTES = 4 * 1024 * 1024
 
 
 class ForegroundFirst:
@@ -104,7 +107,7 @@ class SyncChainASGIHandler(ASGIHandler):
 
     That thread is the process's request lane's (``RequestLane``), which runs requests one after
     another, or one of a pool of ``WEB_REQUEST_THREADS``: for long-polls, which hold their thread
-    while they wait, and for requests queued on the lane behind a slow one.
+    while they wait, for large uploads, and for requests queued on the lane behind a slow one.
 
     A streaming response (a file) is sent as Django sends it, with its file read on the
     request's thread-sensitive context, and closed once sent.
@@ -156,19 +159,22 @@ class SyncChainASGIHandler(ASGIHandler):
     async def handle(self, scope, receive, send):
         if is_long_poll(scope):
             await self.foreground.wait_idle()
-            await self._handle(scope, receive, send, self.executor)
+            await self._handle(scope, receive, send, long_poll=True)
             return
         self.foreground.started()
         try:
-            await self._handle(scope, receive, send, self.lane)
+            await self._handle(scope, receive, send, long_poll=False)
         finally:
             self.foreground.finished()
 
-    async def _handle(self, scope, receive, send, executor):
+    async def _handle(self, scope, receive, send, long_poll: bool):
         try:
             body_file = await self.read_body(receive)
         except RequestAborted:
             return
+        large = body_file.seek(0, os.SEEK_END) > LANE_MAX_BODY_BYTES
+        body_file.seek(0)
+        executor = self.executor if long_poll or large else self.lane
         try:
             # A plain hand-off: ``sync_to_async`` also walks every context variable on the thread (to
             # carry ``asgiref.local`` data over), 5 % of a submission's sampled CPU. Nothing set on

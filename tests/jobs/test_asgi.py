@@ -148,6 +148,40 @@ def test_a_long_poll_starts_once_the_requests_in_flight_are_answered(other_reque
         assert LONG_POLL_DEFER_SECONDS <= waited < 10
 
 
+@pytest.mark.django_db(transaction=True)
+def test_quick_requests_take_the_request_lane_and_long_polls_and_large_uploads_the_pool(monkeypatch):
+    from ocrsite.asgi import LANE_MAX_BODY_BYTES, application, django_asgi_app
+
+    ran_on = []
+
+    def recorded(name, submit):
+        def submit_and_record(fn, *args, **kwargs):
+            ran_on.append(name)
+            return submit(fn, *args, **kwargs)
+        return submit_and_record
+
+    monkeypatch.setattr(django_asgi_app.lane, "submit", recorded("lane", django_asgi_app.lane.submit))
+    monkeypatch.setattr(django_asgi_app.executor, "submit", recorded("pool", django_asgi_app.executor.submit))
+    job = JobFactory(status=Job.Status.SUCCEEDED)
+    auth = [(b"authorization", f"Token {Token.objects.create(user=job.owner).key}".encode())]
+
+    async def call(method: str, path: str, query: bytes = b"", body: bytes = b"") -> int:
+        scope = {**get_scope(path, auth, query=query), "method": method}
+        communicator = ApplicationCommunicator(application, scope)
+        await communicator.send_input({"type": "http.request", "body": body, "more_body": False})
+        status = (await communicator.receive_output(30))["status"]
+        await communicator.receive_output(30)
+        await communicator.wait(5)
+        return status
+
+    assert async_to_sync(call)("GET", f"/api/v1/jobs/{job.id}") == 200
+    assert async_to_sync(call)("GET", f"/api/v1/jobs/{job.id}", query=b"wait=30") == 200  # it has ended: at once
+    # No file in them: refused, once the whole body was read and handed to a thread.
+    assert async_to_sync(call)("POST", "/api/v1/jobs", body=b"x" * (LANE_MAX_BODY_BYTES + 1)) == 400
+    assert async_to_sync(call)("POST", "/api/v1/jobs", body=b"x" * 1000) == 400
+    assert ran_on == ["lane", "pool", "pool", "lane"]
+
+
 @pytest.mark.parametrize(("method", "query", "long_poll"), [
     ("GET", b"wait=30", True), ("GET", b"fields=id&wait=0.5", True), ("GET", b"wait=0", False),
     ("GET", b"wait=soon", False), ("GET", b"", False), ("POST", b"wait=30", False)])
