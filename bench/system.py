@@ -41,7 +41,6 @@ import threading  # noqa: E402
 import time  # noqa: E402
 from datetime import datetime  # noqa: E402
 
-
 from bench.client import Client, multipart  # noqa: E402
 from tests.ocr_engine import samples  # noqa: E402
 
