@@ -123,7 +123,8 @@ class SyncChainASGIHandler(ASGIHandler):
         super().load_middleware(is_async=False)
 
     def start_threads(self, count: int) -> None:
-        """Start ``count`` request threads, each with its connection objects built, and a connection for each.
+        """Start ``count`` pool threads, each with its connection objects built, and a connection for each;
+        then the same on the request lane's thread.
 
         A thread's first request builds its connection objects and takes a database connection,
         which then waits in the process's pool. A cold process paid that on every thread of its
@@ -140,7 +141,7 @@ class SyncChainASGIHandler(ASGIHandler):
         except DatabaseError:
             pass  # a database not up yet: requests open their connections
 
-        def open_connection_alone() -> None:
+        def open_connection() -> None:
             try:
                 for connection in connections.all():
                     connection.ensure_connection()
@@ -149,12 +150,12 @@ class SyncChainASGIHandler(ASGIHandler):
             finally:
                 close_old_connections()  # back to the pool, as at the end of a request
 
-        def open_connection(_) -> None:
+        def open_connection_once_all_started(_) -> None:
             all_started.wait(timeout=30)  # each call holds its thread until all have one of their own
-            open_connection_alone()
+            open_connection()
 
-        list(self.executor.map(open_connection, range(count)))
-        self.lane.submit(open_connection_alone).result()
+        list(self.executor.map(open_connection_once_all_started, range(count)))
+        self.lane.submit(open_connection).result()  # the lane's thread, which takes most requests
 
     async def handle(self, scope, receive, send):
         if is_long_poll(scope):
