@@ -2,11 +2,13 @@
 
 Twenty submits arriving at once used to run on as many threads of a process as arrived, taking
 turns on the interpreter lock, so that they were all answered together near the end of the burst.
-One after another, each is answered once its own work is done, for the same CPU: the 18th answer
-of twenty came 10-15 % sooner (docs/benchmarks.md, 2026-11-29). A slow request (a large export)
-must not hold up the process's others, so once the running one has taken ``patience`` seconds, the
-requests queued behind it, and those that arrive while it runs, go to the process's pool of threads
-instead. (Large uploads, slow requests known as they arrive, never take the lane: ``ocrsite.asgi``.)
+One after another, each is answered once its own work is done, for the same CPU: on a fast VM the
+18th answer of twenty came 10-15 % sooner; on a slow one the median answer came sooner and the last
+ones did not, since they wait for the whole burst's CPU either way (docs/benchmarks.md, 2026-11-29).
+A slow request (a large export) must not hold up the process's others, so once the running one has
+taken ``patience`` seconds, the requests queued behind it, and those that arrive while it runs, go to
+the process's pool of threads instead. (Large uploads, slow requests known as they arrive, never take
+the lane: ``ocrsite.asgi``.)
 """
 
 from __future__ import annotations
