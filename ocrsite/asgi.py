@@ -22,6 +22,7 @@ from django.http import FileResponse, HttpResponseBase
 from django.urls import get_resolver, set_script_prefix
 from django.utils.module_loading import import_string
 
+from jobs.give_way import Foreground
 from ocrsite.request_lane import RequestLane
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ocrsite.settings.base")
@@ -51,18 +52,24 @@ class ForegroundFirst:
     its wait, the 18th was answered 15-30 ms later than with no waits (docs/benchmarks.md).
     Deferred, that work runs after the burst, where it costs the wait nothing.
 
+    The same requests in flight, long-polls left out, stop the OCR workers of the embedded default
+    (``jobs.give_way``) until the web processes have answered them.
+
     State of the server's event loop: read and changed only there.
     """
 
     def __init__(self):
         self.in_flight = 0
         self.waiting: list[asyncio.Future] = []
+        self.workers = Foreground()  # stopped while requests are in flight
 
     def started(self) -> None:
         self.in_flight += 1
+        self.workers.started()
 
     def finished(self) -> None:
         self.in_flight -= 1
+        self.workers.finished()
         if not self.in_flight:
             for idle in self.waiting:
                 if not idle.done():

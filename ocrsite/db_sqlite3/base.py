@@ -38,6 +38,10 @@ from ocrsite.db_sqlite3.group_commit import GroupCommit
 
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER")
 LONGEST_PAUSE = 0.002  # seconds between tries: how late a waiter may see the lock freed
+# Called with the lock file's path by each writer that has waited LONG_WAIT_SECONDS for the lock: where
+# the web stops the workers while it answers (jobs.give_way), one of them may hold it.
+long_wait_hooks: list = []
+LONG_WAIT_SECONDS = 0.02
 # Idle connections a process keeps per database file: as many as a web process starts request
 # threads before it listens (``ocrsite.asgi.WARM_REQUEST_THREADS``), so that a burst of submits
 # on all of them opens none.
@@ -94,13 +98,19 @@ class WriteLock:
         if self.fd is None:
             self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         pause = 0.0001
+        long_wait_at = time.monotonic() + LONG_WAIT_SECONDS
         while True:
             try:
                 fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 return
             except BlockingIOError:
-                if time.monotonic() >= deadline:
+                now = time.monotonic()
+                if now >= deadline:
                     raise OperationalError("database is locked") from None
+                if now >= long_wait_at:
+                    long_wait_at = deadline
+                    for hook in long_wait_hooks:
+                        hook(self.path)
                 time.sleep(pause)
                 pause = min(pause * 2, LONGEST_PAUSE)
 

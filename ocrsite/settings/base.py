@@ -237,6 +237,10 @@ Q_WORKER_NICE = env_int("Q_WORKER_NICE", 19)
 # (jobs.worker). Off for a host whose cores other services share: pinned, a worker cannot move to
 # the core that they leave free.
 OCR_PIN_WORKERS = env_bool("OCR_PIN_WORKERS", True)
+# On the embedded default the workers stop while the web answers requests, for at most
+# OCR_YIELD_MAX_SECONDS at a time (jobs.give_way): nice 19 alone left submits waiting on OCR.
+OCR_YIELD_TO_WEB = env_bool("OCR_YIELD_TO_WEB", True)
+OCR_YIELD_MAX_SECONDS = env_float("OCR_YIELD_MAX_SECONDS", 0.5)
 
 Q_CLUSTER = {
     # `name` is the default cluster (no Q_CLUSTER_NAME in the environment) and

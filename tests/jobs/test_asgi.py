@@ -212,3 +212,51 @@ def test_the_app_has_its_urls_resolved_before_the_first_request():
              "or [len(idle) for idle in _pool.idle.values()] == [ocrsite.asgi.WARM_REQUEST_THREADS])")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.split() == ["True"] * 12
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_workers_stop_while_a_request_is_in_flight_and_not_for_a_long_poll(monkeypatch, tmp_path):
+    # ``jobs.give_way``: on the embedded default a worker recorded for the database stops (SIGSTOP)
+    # while the web answers, and goes on once nothing is in flight.
+    from jobs.give_way import Foreground, register
+    from ocrsite.asgi import django_asgi_app
+
+    database = str(tmp_path / "db.sqlite3")
+    monkeypatch.setattr(django_asgi_app.foreground, "workers", Foreground(database))
+    worker = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    register(database, worker.pid)
+    job = JobFactory(status=Job.Status.RUNNING)
+    auth = [(b"authorization", f"Token {Token.objects.create(user=job.owner).key}".encode())]
+
+    def state() -> str:
+        with open(f"/proc/{worker.pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0].decode()
+
+    async def call() -> list[str]:
+        states = []
+        long_poll = ApplicationCommunicator(application, get_scope(f"/api/v1/jobs/{job.id}", auth, query=b"wait=2"))
+        await long_poll.send_input({"type": "http.request", "body": b"", "more_body": False})
+        await asyncio.sleep(0.5)  # it waits for its job
+        states.append(state())
+        submit = ApplicationCommunicator(application, {**get_scope("/api/v1/jobs", auth), "method": "POST"})
+        await submit.send_input({"type": "http.request", "body": b"", "more_body": True})
+        await asyncio.sleep(0.1)  # the submission's body is still arriving
+        states.append(state())
+        await submit.send_input({"type": "http.request", "body": b"", "more_body": False})
+        assert (await submit.receive_output(30))["status"] == 400  # no file
+        await submit.receive_output(30)
+        await submit.wait(5)
+        await asyncio.sleep(0.1)
+        states.append(state())
+        assert (await long_poll.receive_output(30))["status"] == 200
+        await long_poll.receive_output(30)
+        await long_poll.wait(5)
+        return states
+
+    from ocrsite.asgi import application
+
+    try:
+        assert async_to_sync(call)() == ["R", "T", "R"]
+    finally:
+        worker.kill()
+        worker.wait()

@@ -1,0 +1,136 @@
+"""Workers that stop while the web answers (``jobs.give_way``), with real processes, signals and locks."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from jobs import give_way
+
+
+def state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        return stat.read().rsplit(b")", 1)[1].split()[0].decode()
+
+
+def eventually(check, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+@pytest.fixture
+def database(tmp_path) -> str:
+    return str(tmp_path / "db.sqlite3")
+
+
+@pytest.fixture
+def worker(database):
+    """A busy process recorded as a worker of ``database``."""
+    process = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    give_way.register(database, process.pid)
+    yield process.pid
+    process.kill()
+    process.wait()
+
+
+def test_requests_stop_the_workers_until_the_last_web_process_has_answered(database, worker):
+    first, second = give_way.Foreground(database), give_way.Foreground(database)
+    first.started()
+    assert eventually(lambda: state(worker) == "T")
+    second.started()
+    first.finished()
+    assert state(worker) == "T"  # the second web process still answers
+    second.finished()
+    assert eventually(lambda: state(worker) == "R")
+
+
+def test_workers_are_not_stopped_while_a_writer_holds_the_write_lock(database, worker):
+    foreground = give_way.Foreground(database)
+    with open(database + ".writelock", "a") as write_lock:
+        fcntl.flock(write_lock, fcntl.LOCK_EX)
+        foreground.started()
+        time.sleep(0.1)
+        assert state(worker) == "R"
+    foreground.started()  # the next request of the same run, once the writer is out
+    assert eventually(lambda: state(worker) == "T")
+    foreground.finished()
+    foreground.finished()
+    assert eventually(lambda: state(worker) == "R")
+
+
+def test_only_recorded_live_workers_are_signalled(database, worker):
+    other = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        # An entry whose pid now belongs to another process (the worker died, its pid was reused).
+        (give_way.register(database, other.pid)).write_text("1")
+        assert give_way.registered_workers(database) == [worker]
+        assert not os.path.exists(f"{database}.workers/{other.pid}")  # forgotten
+        foreground = give_way.Foreground(database)
+        foreground.started()
+        assert eventually(lambda: state(worker) == "T")
+        assert state(other.pid) == "R"
+        foreground.finished()
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_the_watch_lets_go_workers_that_no_request_holds_or_held_too_long(database, worker):
+    until = threading.Event()
+    watch = threading.Thread(target=give_way.watch, args=(database, 2.0, until))
+    watch.start()
+    try:
+        os.kill(worker, signal.SIGSTOP)  # as a web process that was killed mid-request leaves it
+        assert eventually(lambda: state(worker) == "R", seconds=2 * give_way.WATCH_SECONDS + 0.2)  # not 2 s
+
+        foreground = give_way.Foreground(database)
+        foreground.started()  # a request that never ends
+        stopped_at = time.monotonic()
+        assert eventually(lambda: state(worker) == "T")
+        assert eventually(lambda: state(worker) == "R", seconds=4)
+        assert time.monotonic() - stopped_at >= 2.0
+    finally:
+        until.set()
+        watch.join()
+
+
+def test_nothing_is_stopped_when_switched_off(settings, database, worker):
+    settings.OCR_YIELD_TO_WEB = False
+    foreground = give_way.Foreground(database)
+    foreground.started()
+    time.sleep(0.1)
+    assert state(worker) == "R"
+    foreground.finished()
+
+
+def test_a_writer_that_waits_for_the_lock_lets_stopped_workers_go_on(database, worker):
+    # A stopped worker that holds the write lock (the lock taken as it was stopped) would hold every
+    # writer until the watch lets it go; the waiting writer lets it go after LONG_WAIT_SECONDS instead.
+    from ocrsite.db_sqlite3.base import LONG_WAIT_SECONDS, WriteLock
+
+    foreground = give_way.Foreground(database)
+    foreground.started()
+    assert eventually(lambda: state(worker) == "T")
+    with open(database + ".writelock", "a") as held_by_the_worker:
+        fcntl.flock(held_by_the_worker, fcntl.LOCK_EX)
+        writer = WriteLock(database + ".writelock", timeout=5)
+        waiting = threading.Thread(target=writer.acquire)
+        waiting.start()
+        time.sleep(LONG_WAIT_SECONDS / 2)
+        assert state(worker) == "T"
+        assert eventually(lambda: state(worker) == "R", seconds=LONG_WAIT_SECONDS * 10)
+    waiting.join(5)
+    assert writer.held
+    writer.close()
+    foreground.finished()
