@@ -36,7 +36,6 @@ stopped worker could hold row locks that a request needs, so nothing is stopped 
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import fcntl
 import os
@@ -77,21 +76,27 @@ def register_worker(**_) -> None:
     """Record this worker process as one that stops for the web (django-q2's ``post_spawn``)."""
     database = _database()
     if database is not None:
-        entry = register(database, os.getpid())
-        atexit.register(entry.unlink, missing_ok=True)
+        register(database, os.getpid())
 
 
 def register(database: str, pid: int) -> Path:
-    """Record process ``pid`` as a worker of ``database``; returns its entry."""
+    """Record process ``pid`` as a worker of ``database``; returns its entry.
+
+    Written whole under another name, then renamed: a reader that found it half-written would take it
+    for a dead worker's.
+    """
     entry = _registry(database) / str(pid)
     with contextlib.suppress(OSError):
         entry.parent.mkdir(exist_ok=True)
-        entry.write_text(_started_at(pid) or "")
+        partial = entry.with_name(f"{pid}.partial")
+        partial.write_text(_started_at(pid) or "")
+        partial.replace(entry)
     return entry
 
 
 def registered_workers(database: str) -> list[int]:
-    """Pids of the live workers recorded for ``database``; entries of dead ones are removed."""
+    """Pids of the live workers recorded for ``database``. A worker leaves its entry behind when it ends
+    (django-q2's processes skip ``atexit``): entries whose pid is gone, or is another process now, are removed."""
     pids = []
     with contextlib.suppress(OSError):
         for entry in _registry(database).iterdir():
