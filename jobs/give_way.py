@@ -1,10 +1,11 @@
 """OCR workers that stop while the web answers requests, where both share one machine's cores.
 
 On the embedded default (`make run`: SQLite, the web and the cluster on one machine) the workers
-fill every core with OCR at nice 19. Yet at nice 19, and under ``SCHED_IDLE`` alike, bursts of twenty
-submits sent while OCR ran were answered at p95 88-153 ms on a 2-core VM, and at 62-66 ms with the
-worker stopped by hand for each burst (docs/benchmarks.md, 2026-11-29 evening): a worker that runs
-whenever a web thread waits for a moment still takes the cores' time and caches. So here a web
+fill every core with OCR at nice 19. Yet bursts of twenty submits sent while OCR ran were answered
+at a p95 of 62-130 ms (mean 99, six runs on a 2-core VM; ``SCHED_IDLE`` did no better than nice 19),
+and at 59-83 ms (mean 72) with the workers stopped as below (docs/benchmarks.md, 2026-11-29 evening):
+a worker that runs whenever a web thread waits for a moment still takes the cores' time and caches,
+which only a stopped one gives back. So here a web
 process that starts a request stops the cluster's workers (``SIGSTOP``), and the last web process to
 finish its requests lets them go on (``SIGCONT``): OCR loses the milliseconds that the requests take.
 
