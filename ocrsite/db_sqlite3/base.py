@@ -30,6 +30,7 @@ import fcntl
 import os
 import threading
 import time
+from collections.abc import Callable
 
 from django.db import OperationalError, connections
 from django.db.backends.sqlite3 import base
@@ -40,7 +41,7 @@ WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER")
 LONGEST_PAUSE = 0.002  # seconds between tries: how late a waiter may see the lock freed
 # Called with the lock file's path by each writer that has waited LONG_WAIT_SECONDS for the lock: where
 # the web stops the workers while it answers (jobs.give_way), one of them may hold it.
-long_wait_hooks: list = []
+long_wait_hooks: list[Callable[[str], None]] = []
 LONG_WAIT_SECONDS = 0.02
 # Idle connections a process keeps per database file: as many as a web process starts request
 # threads before it listens (``ocrsite.asgi.WARM_REQUEST_THREADS``), so that a burst of submits

@@ -219,7 +219,7 @@ def test_the_workers_stop_while_a_request_is_in_flight_and_not_for_a_long_poll(m
     # ``jobs.give_way``: on the embedded default a worker recorded for the database stops (SIGSTOP)
     # while the web answers, and goes on once nothing is in flight.
     from jobs.give_way import Foreground, register
-    from ocrsite.asgi import django_asgi_app
+    from ocrsite.asgi import application, django_asgi_app
 
     database = str(tmp_path / "db.sqlite3")
     monkeypatch.setattr(django_asgi_app.foreground, "workers", Foreground(database))
@@ -252,8 +252,6 @@ def test_the_workers_stop_while_a_request_is_in_flight_and_not_for_a_long_poll(m
         await long_poll.receive_output(30)
         await long_poll.wait(5)
         return states
-
-    from ocrsite.asgi import application
 
     try:
         assert async_to_sync(call)() == ["R", "T", "R"]
