@@ -37,6 +37,7 @@ stopped worker could hold row locks that a request needs, so nothing is stopped 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import os
@@ -200,6 +201,13 @@ def watch_stopped_workers() -> None:
     if database is not None:
         threading.Thread(target=watch, args=(database, settings.OCR_YIELD_MAX_SECONDS), name="stopped-workers-watch",
                          daemon=True).start()
+        let_go_at_exit(database)
+
+
+def let_go_at_exit(database: str) -> None:
+    """Let the workers go on when this process ends: a worker stopped as the cluster is stopped (``pkill``,
+    whose SIGTERM waits in a stopped process) would otherwise outlive its cluster, stopped for good."""
+    atexit.register(lambda: _signal(registered_workers(database), signal.SIGCONT))
 
 
 def watch(database: str, max_seconds: float, until: threading.Event | None = None) -> None:

@@ -134,3 +134,11 @@ def test_a_writer_that_waits_for_the_lock_lets_stopped_workers_go_on(database, w
     assert writer.held
     writer.close()
     foreground.finished()
+
+
+def test_the_cluster_lets_its_workers_go_on_as_it_exits(database, worker):
+    os.kill(worker, signal.SIGSTOP)
+    assert eventually(lambda: state(worker) == "T")
+    subprocess.run([sys.executable, "-c", f"from jobs import give_way; give_way.let_go_at_exit({database!r})"],
+                   check=True, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    assert eventually(lambda: state(worker) == "R")
