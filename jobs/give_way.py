@@ -65,13 +65,19 @@ def _registry(database: str) -> Path:
     return Path(database + ".workers")
 
 
-def _started_at(pid: int) -> str | None:
-    """The kernel's start time of process ``pid`` (field 22 of its stat), or None if there is none."""
+def _stat(pid: int) -> list[bytes]:
+    """The fields of process ``pid``'s ``/proc/<pid>/stat`` after its name (state first); [] if there is none."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[19].decode()
+            return stat.read().rsplit(b")", 1)[1].split()
     except (OSError, IndexError):
-        return None
+        return []
+
+
+def _started_at(pid: int) -> str | None:
+    """The kernel's start time of process ``pid`` (field 22 of its stat), or None if there is none."""
+    fields = _stat(pid)
+    return fields[19].decode() if len(fields) > 19 else None
 
 
 def register_worker(**_) -> None:
@@ -113,11 +119,7 @@ def registered_workers(database: str) -> list[int]:
 
 def _stopped(pid: int) -> bool:
     """Whether process ``pid`` is stopped."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] in (b"T", b"t")
-    except OSError:
-        return False
+    return _stat(pid)[:1] in ([b"T"], [b"t"])
 
 
 def _try_flock(fd: int, operation: int) -> bool:

@@ -70,8 +70,12 @@ def test_workers_are_not_stopped_while_a_writer_holds_the_write_lock(database, w
 
 
 def test_only_recorded_live_workers_are_signalled(database, worker):
+    time.sleep(0.05)  # start times count in clock ticks (10 ms)
     other = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
+        # Each entry holds its process's start time, which tells a later process from the worker.
+        later, earlier = give_way.register(database, other.pid).read_text(), open(f"{database}.workers/{worker}").read()
+        assert later.isdigit() and earlier.isdigit() and int(later) > int(earlier)
         # An entry whose pid now belongs to another process (the worker died, its pid was reused).
         (give_way.register(database, other.pid)).write_text("1")
         assert give_way.registered_workers(database) == [worker]
