@@ -26,8 +26,13 @@ What keeps it safe:
   have requests in flight. The qcluster's main process looks every ``WATCH_SECONDS``
   (``watch_stopped_workers``): a worker stopped while no web process holds it (a web process that
   was killed) or for longer than ``OCR_YIELD_MAX_SECONDS`` (a steady stream of requests) goes on.
-  A web process stops the workers once per run of requests, so a steady stream cannot keep them
-  stopped.
+  A web process stops the workers once per run of requests, so one long run cannot keep them
+  stopped; and for at most ``STOP_SHARE`` of its time over a few seconds, so that a steady stream of
+  short runs cannot either. (Without that share, one client reading a job's status in a loop took
+  the worker 2.5 times as long over a PDF, docs/benchmarks.md.)
+- **Cheap for each request.** A web process signals the workers through pidfds
+  (``RecordedWorkers``), opened when it reads the registry, once a second. Reading it for each
+  request, as a first version did, cost a status read a third of its speed.
 
 Long-polls, which wait for seconds, and WebSockets do not count as requests in flight
 (``ocrsite.asgi``). With PostgreSQL the workers usually run on machines of their own, and a
@@ -51,12 +56,16 @@ from django.conf import settings
 from ocrsite.db_sqlite3 import base as db_sqlite3
 
 WATCH_SECONDS = 0.25
+# The longest share of a web process's time in which it keeps the workers stopped, over a steady
+# stream of requests: a burst of submits takes a few hundredths of a second every few seconds.
+STOP_SHARE = 0.1
 
 
 def _database() -> str | None:
-    """The embedded default's database file, where workers give way; None elsewhere or when switched off."""
+    """The embedded default's database file, where workers give way; None elsewhere, when switched off,
+    or off Linux (pidfds and ``/proc``)."""
     database = settings.DATABASES["default"]
-    if not settings.OCR_YIELD_TO_WEB or database["ENGINE"] != "ocrsite.db_sqlite3":
+    if not settings.OCR_YIELD_TO_WEB or database["ENGINE"] != "ocrsite.db_sqlite3" or not hasattr(os, "pidfd_open"):
         return None
     return str(database["NAME"])
 
@@ -136,6 +145,48 @@ def _signal(pids: list[int], signum: int) -> None:
             os.kill(pid, signum)
 
 
+class RecordedWorkers:
+    """The live workers recorded for a database, held as pidfds: signalled without reading the registry
+    for each request, and never a process that took the pid of a worker that ended."""
+
+    # How often the registry is read again: a worker that django-q2 starts in place of another runs on
+    # for up to that long before it is stopped with the rest (or, stopped by a web process that read
+    # the registry sooner, waits for the watch to let it go); an ended one is dropped at once.
+    REFRESH_SECONDS = 1.0
+
+    def __init__(self, database: str):
+        self.database = database
+        self.pidfds: dict[int, int] = {}
+        self.read_at = -self.REFRESH_SECONDS
+
+    def signal(self, signum: int) -> None:
+        self._refresh()
+        for pid, pidfd in list(self.pidfds.items()):
+            try:
+                signal.pidfd_send_signal(pidfd, signum)
+            except ProcessLookupError:  # it ended
+                os.close(self.pidfds.pop(pid))
+            except PermissionError:
+                pass
+
+    def _refresh(self) -> None:
+        now = time.monotonic()
+        if now - self.read_at < self.REFRESH_SECONDS:
+            return
+        self.read_at = now
+        for pidfd in self.pidfds.values():
+            os.close(pidfd)
+        self.pidfds = {}
+        with contextlib.suppress(OSError):
+            for entry in _registry(self.database).iterdir():
+                with contextlib.suppress(OSError, ValueError):
+                    self.pidfds[int(entry.name)] = os.pidfd_open(int(entry.name))
+        # Checked after the pidfds were opened: a pid that is still its worker's now was then too.
+        live = set(registered_workers(self.database))
+        for pid in set(self.pidfds) - live:
+            os.close(self.pidfds.pop(pid))
+
+
 class Foreground:
     """A web process's side: stops the workers when requests start, lets them go when all have ended.
 
@@ -148,7 +199,11 @@ class Foreground:
         self.holding = False  # the shared lock on ``<database>.foreground``
         self.stopped_this_run = False
         self.lock_fd = self.write_fd = None
+        # Seconds of stopped workers that this process may still cause, refilled at STOP_SHARE.
+        self.allowance, self.allowance_at = settings.OCR_YIELD_MAX_SECONDS, time.monotonic()
+        self.stopped_at: float | None = None  # when this run stopped the workers
         if self.database is not None:
+            self.workers = RecordedWorkers(self.database)
             self.lock_fd = os.open(self.database + ".foreground", os.O_RDWR | os.O_CREAT, 0o600)
             self.write_fd = os.open(self.database + ".writelock", os.O_RDWR | os.O_CREAT, 0o600)
             if let_go_of_the_lock_holder not in db_sqlite3.long_wait_hooks:
@@ -172,22 +227,33 @@ class Foreground:
         if self.in_flight or not self.holding:
             return
         self.holding = False
+        if self.stopped_at is not None:
+            self.allowance -= time.monotonic() - self.stopped_at
+            self.stopped_at = None
         fcntl.flock(self.lock_fd, fcntl.LOCK_UN)
         if not _try_flock(self.lock_fd, fcntl.LOCK_EX):
             return  # another web process still answers: it lets them go when it is done
         try:
-            _signal(registered_workers(self.database), signal.SIGCONT)
+            self.workers.signal(signal.SIGCONT)
         finally:
             fcntl.flock(self.lock_fd, fcntl.LOCK_UN)
 
     def _stop_workers(self) -> bool:
-        """Stop the workers outside their writes; False where a writer was in (try again later)."""
+        """Stop the workers outside their writes; False where a writer was in (try again later).
+        True without stopping them where this process has stopped them for its share already."""
+        now = time.monotonic()
+        self.allowance = min(settings.OCR_YIELD_MAX_SECONDS,
+                             self.allowance + (now - self.allowance_at) * STOP_SHARE)
+        self.allowance_at = now
+        if self.allowance <= 0:
+            return True
         if not _try_flock(self.write_fd, fcntl.LOCK_EX):
             return False  # a worker may be that writer
         try:
-            _signal(registered_workers(self.database), signal.SIGSTOP)
+            self.workers.signal(signal.SIGSTOP)
         finally:
             fcntl.flock(self.write_fd, fcntl.LOCK_UN)
+        self.stopped_at = now
         return True
 
 

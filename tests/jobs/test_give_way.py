@@ -146,3 +146,48 @@ def test_the_cluster_lets_its_workers_go_on_as_it_exits(database, worker):
     subprocess.run([sys.executable, "-c", f"from jobs import give_way; give_way.let_go_at_exit({database!r})"],
                    check=True, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
     assert eventually(lambda: state(worker) == "R")
+
+
+def test_a_web_process_stops_workers_recorded_after_it_first_looked_and_forgets_ended_ones(database, worker):
+    foreground = give_way.Foreground(database)
+    foreground.started()
+    foreground.finished()
+    later = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        give_way.register(database, later.pid)
+        foreground.started()
+        assert eventually(lambda: state(worker) == "T")
+        time.sleep(0.1)
+        assert state(later.pid) == "R"  # the registry is not read for each request
+        foreground.finished()
+        time.sleep(give_way.RecordedWorkers.REFRESH_SECONDS)
+        foreground.started()
+        assert eventually(lambda: state(later.pid) == state(worker) == "T")
+        foreground.finished()
+        assert eventually(lambda: state(later.pid) == "R")
+    finally:
+        later.kill()
+        later.wait()
+    foreground.started()  # the ended worker's pidfd is dropped, the live one still stopped
+    assert eventually(lambda: state(worker) == "T")
+    foreground.finished()
+    assert list(foreground.workers.pidfds) == [worker]
+
+
+def test_a_steady_stream_of_requests_stops_the_workers_for_a_share_of_the_time_only(settings, database, worker):
+    settings.OCR_YIELD_MAX_SECONDS = 0.2
+    foreground = give_way.Foreground(database)
+    runs_stopped = []
+    started_at = time.monotonic()
+    while time.monotonic() - started_at < 2.0:  # 20 ms requests, 5 ms apart: in flight 80 % of the time
+        foreground.started()
+        time.sleep(0.005)
+        runs_stopped.append(state(worker) == "T")
+        time.sleep(0.015)
+        foreground.finished()
+        time.sleep(0.005)
+    stopped_seconds = 0.02 * sum(runs_stopped)
+    assert all(runs_stopped[:5])  # the first runs, within OCR_YIELD_MAX_SECONDS
+    # At most the allowance and STOP_SHARE of the time after it (a run's length of slack).
+    assert stopped_seconds <= 0.2 + give_way.STOP_SHARE * 2.0 + 0.04
+    assert eventually(lambda: state(worker) == "R")
