@@ -177,11 +177,10 @@ class RecordedWorkers:
         for pidfd in self.pidfds.values():
             os.close(pidfd)
         self.pidfds = {}
-        with contextlib.suppress(OSError):
-            for entry in _registry(self.database).iterdir():
-                with contextlib.suppress(OSError, ValueError):
-                    self.pidfds[int(entry.name)] = os.pidfd_open(int(entry.name))
-        # Checked after the pidfds were opened: a pid that is still its worker's now was then too.
+        for pid in registered_workers(self.database):
+            with contextlib.suppress(OSError):
+                self.pidfds[pid] = os.pidfd_open(pid)
+        # Checked again once the pidfds are open: a pid that is still its worker's now was then too.
         live = set(registered_workers(self.database))
         for pid in set(self.pidfds) - live:
             os.close(self.pidfds.pop(pid))
