@@ -30,7 +30,7 @@ urlpatterns = [
     *router.urls,
     path("jobs/<str:pk>/webhooks", JobWebhookDeliveryList.as_view(), name="job-webhooks"),
     # Review (jobs/api/review.py)
-    # Geometry review (jobs/api/page_edits.py); LineView keeps LineCorrectionView's text PATCH.
+    # Review edits (jobs/api/page_edits.py): retypes, geometry, undo; every one answers the same shape.
     path("jobs/<str:pk>/pages/<int:page_number>/lines", LineCreateView.as_view(), name="job-lines"),
     path("jobs/<str:pk>/pages/<int:page_number>/lines/merge", LineMergeView.as_view(), name="job-lines-merge"),
     path("jobs/<str:pk>/pages/<int:page_number>/lines/<str:line_id>", LineView.as_view(), name="job-line"),

@@ -4,7 +4,9 @@ Each change is one ``PageEdit`` row (who, when, a resolved payload) replayed by
 ``ocr_engine.edits`` over the engine's page, so ``PageResult.raw`` and
 ``PageResult.normalized`` are never rewritten and every export (all read
 ``jobs.selectors.results.page_with_corrections``) shows the corrected page. Text-only
-changes of engine lines stay ``LineCorrection`` rows (``line_correct``).
+changes of engine lines on a page without geometry edits stay ``LineCorrection`` rows
+(``line_correct``); ``line_edit`` picks the store for a PATCH of a line. Whichever row an
+edit makes, the API answers it in one shape (docs/review.md, "What an edit answers").
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from jobs.errors import JobStateError, LineNotFound, RegionNotFound
-from jobs.models import PageEdit, PageResult
+from jobs.models import LineCorrection, PageEdit, PageResult
 from jobs.progress import publish
 from jobs.selectors.results import page_with_corrections
+from jobs.services.review import line_correct
 from ocr_engine.edits import next_line_id, region_for_box, split_text
 from ocr_engine.errors import InputError
 from ocr_engine.geometry import box_from_polygon
@@ -113,6 +116,22 @@ def line_change(*, page: PageResult, line_id: str, user, read: Reader, polygon=N
     return _record(page, PageEdit.Kind.LINE_CHANGE, payload, user)
 
 
+def line_edit(*, page: PageResult, line_id: str, user, read: Reader, polygon=None, text: str | None = None,
+              region_id: str | None = None) -> PageEdit | LineCorrection | None:
+    """PATCH of a line: a ``LineCorrection`` (``line_correct``) or a ``PageEdit`` (``line_change``).
+
+    Only a retype of an engine line on a page no geometry edit ever touched is a ``LineCorrection``:
+    corrections are applied before edits are replayed, so on an edited page an engine line's text may be a
+    split's half or a merge's join, and a line a reviewer drew has no engine text to correct at all. The
+    training set reads both stores. Returns the row made (None: the line is back to the engine's text).
+    """
+    engine_line = any(line["id"] == line_id for line in (page.normalized or {}).get("lines") or [])
+    if text is not None and polygon is None and region_id is None and engine_line and not page.edits.exists():
+        return line_correct(page=page, line_id=line_id, text=text, user=user)
+    return line_change(page=page, line_id=line_id, user=user, read=read, polygon=polygon, text=text,
+                       region_id=region_id)
+
+
 def line_delete(*, page: PageResult, line_id: str, user) -> PageEdit:
     _line(_current(page), line_id)
     return _record(page, PageEdit.Kind.LINE_DELETE, {"line_id": line_id}, user)
@@ -155,6 +174,11 @@ def region_change(*, page: PageResult, region_id: str, user, type: str | None = 
         raise InputError("Give type, order or both.")
     payload = {"region_id": region_id, **({"type": type} if type else {}), **({"order": order} if order else {})}
     return _record(page, PageEdit.Kind.REGION_CHANGE, payload, user)
+
+
+def edited_line_id(edit: PageEdit) -> str | None:
+    """The line an edit was made on (a merge's: the merged line); None for a region's edit."""
+    return edit.payload.get("line_id") or next(iter(edit.payload.get("line_ids") or []), None)
 
 
 def page_edit_undo(*, edit: PageEdit) -> PageEdit:

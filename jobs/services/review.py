@@ -15,6 +15,9 @@ from jobs.errors import JobStateError, LineNotFound
 from jobs.models import Job, LineCorrection, PageResult
 from jobs.progress import publish
 
+# The kind of a ``LineCorrection`` in edit answers and "corrected" events (PageEdit.Kind names the others).
+LINE_TEXT = "line_text"
+
 
 def line_correct(*, page: PageResult, line_id: str, text: str, user) -> LineCorrection | None:
     """Set the reviewed text of one line; returns the correction, or None when ``text`` is the engine's again.
@@ -28,7 +31,7 @@ def line_correct(*, page: PageResult, line_id: str, text: str, user) -> LineCorr
         raise LineNotFound(f"Page {page.page_number} has no line {line_id!r}.")
     # Other open views of the job re-fetch the page (jobs.progress "corrected").
     transaction.on_commit(lambda: publish(page.job, "corrected", page_number=page.page_number,
-                                          correction_id=None, kind="line_text", undone=False))
+                                          correction_id=None, kind=LINE_TEXT, undone=False))
     with transaction.atomic():
         if text == original:  # back to what the engine read: nothing to keep
             LineCorrection.objects.filter(page=page, line_id=line_id).delete()

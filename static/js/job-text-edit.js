@@ -72,9 +72,13 @@
       return;
     }
     if (editor.page !== state.current) return;
-    line.text = response.body.text;
-    line.original_text = response.body.original_text;
-    state.data.corrections[line.id] = { by: response.body.corrected_by, at: response.body.corrected_at };
+    // The answer is every edit's (docs/review.md, "What an edit answers"): the corrected page and
+    // its `line`, whichever store the retype went to. A retype moves nothing, so the line is
+    // updated in place: no redraw, the reviewer's place on the page stays.
+    const edited = response.body.line;
+    line.text = edited.text;
+    line.original_text = edited.original_text;
+    state.data.corrections = response.body.corrections;
     ui.markCorrected(i);
     ui.toast(line.original_text === null ? "Restored the engine's text." : "Correction saved.");
   }

@@ -51,7 +51,7 @@
     job: cfg.job,
     pages: new Map(cfg.pages.map((p) => [p.page_number, p])),
     current: null,
-    data: null, // the current page as GET /jobs/{id}/pages/{n} returns it (jobs.api.serializers.PageSerializer)
+    data: null, // the current page as GET /jobs/{id}/pages/{n} returns it (PageSerializer), or as an edit answers it
     shown: null, // the page whose result (or failure) is on screen
     loadToken: 0,
     zoom: 1,
@@ -100,7 +100,14 @@
     const response = await OCR.request("GET", api);
     if (token !== state.loadToken) return; // the user moved on meanwhile
     if (!response.ok) { showPlaceholder(n); return; }
-    const data = response.body;
+    showPage(n, response.body);
+  }
+
+  // Draws page n from its representation: a GET's, or an edit's answer, which is the same page
+  // (docs/review.md, "What an edit answers"). An edit's answer leaves loads under way alone: one
+  // begun after the edit is as new as the answer or newer (another tab's edit), and one begun
+  // before it is followed by the load of the edit's own "corrected" event.
+  function showPage(n, data) {
     if (!data.normalized) {
       const error = data.error ? `${data.error.detail} (${data.error.code})` : "no result";
       showPlaceholder(n, `Page ${n} failed: ${error}`);
@@ -165,5 +172,5 @@
     toastTimer = setTimeout(() => { el.toast.hidden = true; }, isError ? 6000 : 2500);
   }
 
-  Object.assign(ui, { num, points, toast, showPlaceholder, loadPage, drawPage });
+  Object.assign(ui, { num, points, toast, showPlaceholder, loadPage, showPage, drawPage });
 })();

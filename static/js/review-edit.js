@@ -1,6 +1,8 @@
 /* Geometry review on the job page (issue 14): every action has a key, and every
-   action is one call to the review API, which answers with the corrected page.
-   Other tabs redraw through the job's ws "corrected" event (hook in job.js).
+   action is one call to the review API, which answers with the corrected page in
+   the shape every edit answers (docs/review.md, "What an edit answers"): the page
+   as GET …/pages/{n} shows it, plus `correction` and `line`. It is drawn as it
+   comes. Other tabs redraw through the job's ws "corrected" event (hook in job-live.js).
 
    Keys (on a selected line, j/k or click to select; nothing while typing):
      n        draw a new line box: drag on the page; the worker reads it
@@ -53,13 +55,19 @@
       job.toast(response.body && response.body.detail ? response.body.detail : "The change was not saved.", true);
       return null;
     }
-    if (response.body.correction) undoStack.push(response.body.correction.id);
-    job.toast(message(response.body));
-    // Whichever load draws the page last (this one or the socket's), it selects the edited line.
-    if (response.body.line) state.selectOnDraw = response.body.line.id;
-    await job.loadPage(state.current);
+    const answer = response.body;
+    if (answer.correction && answer.correction.id !== null) undoStack.push(answer.correction.id);
+    job.toast(message(answer));
+    show(answer);
+    return answer;
+  }
+
+  function show(answer) {
     showCer();
-    return response.body;
+    if (answer.page_number !== state.current) return; // the reviewer moved to another page meanwhile
+    // Whichever draws the page last (this answer or the socket's load), it selects the edited line.
+    if (answer.line) state.selectOnDraw = answer.line.id;
+    job.showPage(answer.page_number, answer);
   }
 
   const boxPolygon = ([x0, y0, x1, y1]) => [[x0, y0], [x1, y0], [x1, y1], [x0, y1]];
@@ -109,7 +117,8 @@
     if (id === undefined) { job.toast("Nothing to undo in this tab."); return; }
     const response = await OCR.request("POST", OCR.expand(cfg.links.correction_undo, { correction_id: id }));
     job.toast(response.ok ? "Undone." : (response.body && response.body.detail) || "Undo failed.", !response.ok);
-    await job.loadPage(state.current);
+    if (response.ok) show(response.body);
+    else await job.loadPage(state.current);
   }
 
   const ARROWS = { ArrowLeft: [-2, 0], ArrowRight: [2, 0], ArrowUp: [0, -2], ArrowDown: [0, 2] };

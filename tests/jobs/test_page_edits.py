@@ -7,7 +7,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from jobs import services
-from jobs.models import Job, PageEdit, PageResult
+from jobs.models import Job, LineCorrection, PageEdit, PageResult
 from ocr_engine.schema import Region
 from tests.jobs.factories import JobFactory
 from tests.jobs.helpers import page_record
@@ -119,6 +119,49 @@ def test_region_type_and_reading_order_change(api_client, user):
     assert (regions["p1-r2"]["type"], regions["p1-r2"]["order"], regions["p1-r1"]["order"]) == ("title", 1, 2)
     assert texts(body) == ["Second line", "Hello world"]
     assert body["normalized"]["text"].index("Second line") < body["normalized"]["text"].index("Hello world")
+
+
+def test_every_edit_answers_the_page_as_get_shows_it_with_its_correction_and_line(api_client, user):
+    """One shape whichever store an edit goes to (docs/review.md, "What an edit answers")."""
+    job = two_region_job(user)
+
+    def edit(method, url, data=None):
+        response = getattr(api_client, method)(url, data, format="json")
+        assert response.status_code in (200, 201), response.json()
+        body = response.json()
+        page = api_client.get(page_url(job), {"raw": "false"}).json()
+        assert {key: body[key] for key in page} == page  # the page exactly as GET ?raw=false shows it
+        assert set(body) - set(page) - {"new_line_id"} == {"correction", "line"}
+        return body
+
+    retyped = edit("patch", page_url(job, "/lines/p1-l2"), {"text": "Second line, fixed"})  # a LineCorrection
+    assert retyped["correction"]["kind"] == "line_text" and retyped["correction"]["id"] is None
+    assert (retyped["line"]["text"], retyped["line"]["original_text"]) == ("Second line, fixed", "Second line")
+
+    drawn = edit("post", page_url(job, "/lines"), {"polygon": [[10, 32], [60, 32], [60, 39], [10, 39]],
+                                                    "text": "Drawn"})
+    assert drawn["correction"]["kind"] == "line_create" and drawn["line"]["id"] == "p1-l3"
+
+    # The page now has a geometry edit: retypes of engine lines and of the drawn line are PageEdits,
+    # answered alike.
+    engine = edit("patch", page_url(job, "/lines/p1-l1"), {"text": "Hello, world"})
+    assert (engine["line"]["text"], engine["line"]["original_text"]) == ("Hello, world", "Hello world")
+    assert engine["correction"]["kind"] == "line_change" and engine["correction"]["made_by"] == "alice"
+    redrawn = edit("patch", page_url(job, "/lines/p1-l3"), {"text": "Drawn, fixed"})
+    assert redrawn["line"]["text"] == "Drawn, fixed" and redrawn["correction"]["kind"] == "line_change"
+    assert LineCorrection.objects.count() == 1 and PageEdit.objects.count() == 3
+
+    split = edit("post", page_url(job, "/lines/p1-l1/split"), {"at": 45})
+    assert (split["line"]["text"], split["new_line_id"]) == ("Hello,", "p1-l4")
+    merged = edit("post", page_url(job, "/lines/merge"), {"line_ids": ["p1-l1", "p1-l4"]})
+    assert merged["line"]["text"] == "Hello, world"
+    region = edit("patch", page_url(job, "/regions/p1-r2"), {"type": "title"})
+    assert region["line"] is None and region["correction"]["kind"] == "region_change"
+    deleted = edit("delete", page_url(job, "/lines/p1-l3"))
+    assert deleted["line"] is None and deleted["correction"]["undone_at"] is None
+    undone = edit("post", f"{JOBS}/{job.pk}/corrections/{deleted['correction']['id']}/undo")
+    assert undone["line"]["text"] == "Drawn, fixed" and undone["correction"]["undone_at"]
+    assert undone["correction"]["id"] == deleted["correction"]["id"]
 
 
 @pytest.mark.parametrize(("method", "rest", "data", "code"), [

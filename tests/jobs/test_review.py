@@ -33,9 +33,12 @@ def test_correction_is_stored_next_to_the_original_and_used_everywhere(api_clien
     response = api_client.patch(line_url(job), {"text": "Second line, reviewed"}, format="json")
 
     assert response.status_code == 200, response.json()
-    body = response.json()
-    assert (body["id"], body["text"], body["original_text"]) == ("p1-l2", "Second line, reviewed", "Second line")
-    assert body["corrected_by"] == "alice" and body["corrected_at"]
+    body = response.json()  # every edit's answer (docs/review.md): the page, its correction, its line
+    line = body["line"]
+    assert (line["id"], line["text"], line["original_text"]) == ("p1-l2", "Second line, reviewed", "Second line")
+    assert body["normalized"]["lines"][1] == line and body["corrections"]["p1-l2"]["by"] == "alice"
+    assert body["correction"]["kind"] == "line_text" and body["correction"]["id"] is None
+    assert body["correction"]["made_by"] == "alice" and body["correction"]["made_at"]
     correction = LineCorrection.objects.get()
     assert (correction.original_text, correction.corrected_by) == ("Second line", user)
     # The engine's reading is untouched in the stored page.
@@ -57,14 +60,15 @@ def test_correcting_again_replaces_and_the_original_text_removes_the_correction(
 
     back = api_client.patch(line_url(job), {"text": "Second line"}, format="json").json()
 
-    assert (back["text"], back["original_text"], back["corrected_by"]) == ("Second line", None, None)
+    assert (back["line"]["text"], back["line"]["original_text"], back["correction"]) == ("Second line", None, None)
+    assert back["corrections"] == {}
     assert not LineCorrection.objects.exists()
 
 
 def test_a_line_may_be_emptied(api_client, user):
     job = finished_job(user)
     body = api_client.patch(line_url(job), {"text": ""}, format="json").json()
-    assert (body["text"], body["original_text"]) == ("", "Second line")
+    assert (body["line"]["text"], body["line"]["original_text"]) == ("", "Second line")
 
 
 @pytest.mark.parametrize("payload, code", [
