@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pypdfium2
+from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "ocr_engine" / "data" / "corpus"
@@ -47,21 +48,38 @@ PAGES = [
 ]
 
 
+def pdf_path(unpacked: Path, pdf: str) -> Path:
+    """One of ``PAGES``' PDFs: under ``unpacked`` unless its path is absolute."""
+    return Path(pdf) if pdf.startswith("/") else unpacked / pdf
+
+
+def open_pdf(path: Path) -> pypdfium2.PdfDocument:
+    # Debian compresses some of its PDFs.
+    return pypdfium2.PdfDocument(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path)
+
+
+def render(page: pypdfium2.PdfPage, scale: float = 2) -> Image.Image:
+    """The page at ``scale`` × 72 DPI in 16 grey levels: small PNGs, the same pixels for every reader."""
+    return page.render(scale=scale).to_pil().convert("L").quantize(16)
+
+
+def page_text(page: pypdfium2.PdfPage) -> str:
+    """The PDF page's own text layer: the ground truth."""
+    return page.get_textpage().get_text_range().replace("\r", "").replace("\ufffe", "")
+
+
 def build(unpacked: Path, only: set[str]) -> None:
     CORPUS.mkdir(parents=True, exist_ok=True)
     manifest = []
     for name, lang, pdf, number, what in PAGES:
-        path = Path(pdf) if pdf.startswith("/") else unpacked / pdf
+        path = pdf_path(unpacked, pdf)
         manifest.append({"name": name, "lang": lang, "source": f"{path.name.removesuffix('.gz')} page {number}",
                          "class": what})
         if only and name not in only:
             continue
-        # Debian compresses some of its PDFs.
-        page = pypdfium2.PdfDocument(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path)[number - 1]
-        image = page.render(scale=2).to_pil().convert("L").quantize(16)
-        image.save(CORPUS / f"{name}.png", optimize=True)
-        text = page.get_textpage().get_text_range().replace("\r", "").replace("\ufffe", "")
-        (CORPUS / f"{name}.txt").write_text(text, encoding="utf-8")
+        page = open_pdf(path)[number - 1]
+        render(page).save(CORPUS / f"{name}.png", optimize=True)
+        (CORPUS / f"{name}.txt").write_text(page_text(page), encoding="utf-8")
     (CORPUS / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 

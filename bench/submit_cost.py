@@ -12,7 +12,7 @@ submit path, so ``--instructions`` also counts instructions with callgrind: the 
 under valgrind with 10 and with 40 submissions, and the difference is divided by 30. Three such counts
 of the same code spread over 4% (16.3, 16.7 and 17.0 M; the threads' interleaving still varies),
 against 30% for CPU time. The count leaves out the kernel's time (the file's creation, SQLite's writes) and the
-HTTP server's (daphne parses and answers outside the application, about an eighth more). It overstates two
+HTTP server's (it parses and answers outside the application: daphne's took about an eighth more). It overstates two
 cheap parts: valgrind hides the CPU's SHA instructions, so the upload's SHA-256 runs in OpenSSL's software
 code (about 28 instructions a byte: 2.3 M of 13.4 M for the bench's page, which the CPU hashes in 0.06 ms),
 and each byte that ``rep movsb`` copies counts as one (about 1 M).
@@ -56,8 +56,6 @@ def scratch_site(scratch: Path) -> None:
         "DJANGO_SETTINGS_MODULE": "ocrsite.settings.base",
         "DATABASE_URL": f"sqlite:///{scratch / 'db.sqlite3'}",
         "MEDIA_ROOT": str(scratch / "media"),
-        "Q_WAKE_FILE": str(scratch / "queue.wake"),
-        "OCR_JOB_END_FILE": str(scratch / "jobs.ended"),
         "SECRET_KEY": secrets.token_urlsafe(40),
         "ALLOWED_HOSTS": "127.0.0.1",
         "API_THROTTLE_SUBMIT": "1000000/min",

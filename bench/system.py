@@ -15,7 +15,7 @@ Prints three figures:
 
 How to run (a web server and exactly one worker cluster, nothing else busy)::
 
-    make run                                    # or: .venv/bin/daphne ocrsite.asgi:application -p 8000
+    make run                                    # or: .venv/bin/uvicorn ocrsite.asgi:application --port 8000
                                                 #  +  .venv/bin/python manage.py qcluster
     .venv/bin/python bench/system.py --url http://127.0.0.1:8000 --token <API token>
     .venv/bin/python bench/system.py ... --pipeline structure --pages 6 --dpi 150
