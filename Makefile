@@ -60,12 +60,15 @@ system-deps:
 		dpkg -x nginx_*.deb . && rm -f nginx_*.deb; fi
 
 # The product on the embedded defaults (SQLite under var/, SQLite channel layer,
-# ORM broker) unless DATABASE_URL / REDIS_URL are set. The settings generate a
-# secret key once into var/ (every manage.py command finds it too). Loopback
-# only unless HOST says otherwise.
+# ORM broker) unless DATABASE_URL / REDIS_URL are set. The key is generated once into
+# var/ whatever the database (SECRET_KEY_FILE; every manage.py command of the embedded
+# default finds it too). Loopback only unless HOST says otherwise. uvicorn serves HTTP and
+# WebSockets in WEB_CONCURRENCY processes, restarting any that dies; forwarded headers
+# are trusted only from FORWARDED_ALLOW_IPS (uvicorn reads it), none by default.
 HOST ?= 127.0.0.1
+WEB_CONCURRENCY ?= 2
 run: venv models
-	@export ALLOWED_HOSTS="$${ALLOWED_HOSTS:-localhost,127.0.0.1,[::1]}"; \
+	@export ALLOWED_HOSTS="$${ALLOWED_HOSTS:-localhost,127.0.0.1,[::1]}" SECRET_KEY_FILE="$${SECRET_KEY_FILE:-$(CURDIR)/var/secret_key}"; \
 	set -e; \
 	$(PY) manage.py migrate --noinput -v 0; \
 	$(PY) manage.py collectstatic --noinput -v 0; \
@@ -73,7 +76,8 @@ run: venv models
 	echo "Open http://127.0.0.1:$(PORT)/  (Ctrl-C stops web and worker)"; \
 	$(PY) manage.py qcluster & cluster=$$!; \
 	trap 'kill $$cluster 2>/dev/null || :; wait $$cluster || :' EXIT INT TERM; \
-	$(PY) -m ocrsite.server -b $(HOST) -p $(PORT) ocrsite.asgi:application
+	DB_POOL_SIZE="$${DB_POOL_SIZE:-8}" $(PY) -m uvicorn ocrsite.asgi:application --host $(HOST) --port $(PORT) \
+		--workers $(WEB_CONCURRENCY) $$([ -n "$${FORWARDED_ALLOW_IPS:-}" ] && echo --proxy-headers || echo --no-proxy-headers)
 
 # Then the platform's own tests once more on the embedded default's SQLite (the database of
 # `make run`), where an ORM query or SQL statement can behave unlike PostgreSQL.

@@ -6,9 +6,7 @@ Two named clusters (settings.Q_CLUSTER): ``cpu`` (the default cluster) and
 
 from __future__ import annotations
 
-import functools
 import logging
-from collections.abc import Callable
 from uuid import UUID
 
 from django.conf import settings
@@ -19,7 +17,6 @@ from django_q.models import OrmQ
 from django_q.signing import SignedPackage
 from django_q.tasks import async_task
 
-from jobs.broker import SignOnly
 from jobs.models import Job
 from ocr_engine import pipelines
 
@@ -44,34 +41,13 @@ def enqueue_job(job: Job) -> None:
     together. Other brokers live outside the database: enqueue after commit so
     a worker never receives the id of a row it cannot see yet; the
     ``requeue_stale`` schedule catches an entry lost between commit and push.
-    For a saved job; a new one is queued with ``enqueue_job_prepared``.
     """
     def push():
-        _queue_task(job)
+        job.queue_task_id = async_task(PROCESS_JOB, str(job.id), cluster=job.cluster, group=f"job-{job.id}")
+        job.enqueued_at = timezone.now()
         Job.objects.filter(pk=job.pk).update(queue_task_id=job.queue_task_id, enqueued_at=job.enqueued_at)
 
     _push_with_commit(push)
-
-
-def enqueue_job_prepared(job: Job) -> Callable[[], None]:
-    """``enqueue_job(job)`` in two halves: the task is built and signed now, and the function
-    returned queues it when the caller's write transaction calls it.
-
-    With the ORM broker that function only inserts the queue row (``jobs.broker.SignOnly``);
-    ``job`` gets ``queue_task_id`` and ``enqueued_at`` now, for its own insert. With any other
-    broker it is ``enqueue_job`` itself (a push after commit).
-    """
-    if settings.Q_BROKER != "orm":
-        return functools.partial(enqueue_job, job)
-    signer = SignOnly(job.cluster)
-    _queue_task(job, broker=signer)
-    return signer.entry.queue
-
-
-def _queue_task(job: Job, **options) -> None:
-    """``process_job(job.id)`` to django-q2 (``options``: ``async_task``'s); the job records the task."""
-    job.queue_task_id = async_task(PROCESS_JOB, str(job.id), cluster=job.cluster, group=f"job-{job.id}", **options)
-    job.enqueued_at = timezone.now()
 
 
 def enqueue_helpers(job_id: UUID | str, cluster: str, count: int) -> None:

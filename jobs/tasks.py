@@ -11,7 +11,7 @@ import socket
 
 from django.conf import settings
 
-from jobs import progress, worker
+from jobs import worker
 from jobs.services import job_help, job_requeue_stale, job_run
 from jobs.services.exports import build_export as build_export_service
 from jobs.services.storage import orphan_files_sweep
@@ -24,20 +24,14 @@ def worker_identity() -> str:
 
 def process_job(job_id: str) -> None:
     worker.pin_to_own_cores()
-    try:
-        job_run(job_id=job_id, worker_id=worker_identity(), budget_seconds=settings.OCR_TASK_BUDGET_SECONDS,
-                stopping=worker.stopping)
-    finally:
-        progress.flush()  # django-q2 may end this process after the task; its events go out first
+    job_run(job_id=job_id, worker_id=worker_identity(), budget_seconds=settings.OCR_TASK_BUDGET_SECONDS,
+            stopping=worker.stopping)
 
 
 def help_job(job_id: str) -> None:
     worker.pin_to_own_cores()
-    try:
-        job_help(job_id=job_id, worker_id=worker_identity(), budget_seconds=settings.OCR_TASK_BUDGET_SECONDS,
-                 stopping=worker.stopping)
-    finally:
-        progress.flush()
+    job_help(job_id=job_id, worker_id=worker_identity(), budget_seconds=settings.OCR_TASK_BUDGET_SECONDS,
+             stopping=worker.stopping)
 
 
 def requeue_stale() -> int:

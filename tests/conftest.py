@@ -24,6 +24,18 @@ def media_root(settings, tmp_path):
     return tmp_path / "media"
 
 
+@pytest.fixture(autouse=True)
+def fresh_channel_layer(settings):
+    """A channel layer of its own for every test.
+
+    channels-redis binds what a receive leaves behind (its per-channel locks) to the event loop
+    it ran in, and each ``async_to_sync`` call of a test runs a loop of its own: a layer shared by
+    the whole run failed a later test's receive with "is bound to a different event loop".
+    Channels builds its layers anew whenever ``CHANNEL_LAYERS`` changes (``setting_changed``).
+    """
+    settings.CHANNEL_LAYERS = {**settings.CHANNEL_LAYERS}
+
+
 @pytest.fixture
 def user(db, django_user_model):
     return django_user_model.objects.create_user(username="alice", password="pw-alice")

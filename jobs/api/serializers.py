@@ -307,18 +307,3 @@ def page_links(urls: ApiUrls, page: PageResult) -> dict:
         "line_split": urls.template("job-line-split", "line_id", **kwargs),
         "region": urls.template("job-region", "region_id", **kwargs),
     }
-
-
-def build_once() -> None:
-    """Build now what the first answers of a process build once: every serializer's fields and every link's path.
-
-    Left to the first requests, they were built by each request thread of a cold process's first
-    burst of submits at once (all missed the caches together): 45 of the 300 ms of CPU of ten
-    submissions, most of it Django populating its reverse map and compiling patterns.
-    """
-    JobCreateSerializer().fields  # noqa: B018 - FieldsOnce builds the class's fields on first use
-    for serializer in (JobSerializer, PageSerializer):
-        serializer._fields_bound_once()
-    urls, job_id = ApiUrls(""), uuid.UUID(int=0)
-    job_links(urls, Job(pk=job_id))
-    page_links(urls, PageResult(job_id=job_id, page_number=1, image="page.png", thumbnail="page.jpg"))

@@ -12,16 +12,13 @@ the corrected result and its exports) and ``review_queue``.
 
 from __future__ import annotations
 
-import functools
 from datetime import datetime
 from typing import TypedDict
 
 from django.core.exceptions import ValidationError
-from django.db import connection
 from django.db.models import Func, IntegerField, OuterRef, QuerySet, Subquery
 
 from jobs.models import Job, PageResult
-from jobs.sql import quoted_columns, quoted_table
 
 
 class JobFilters(TypedDict, total=False):
@@ -91,26 +88,14 @@ def job_get_for_user(user, job_id, *, for_change: bool = False) -> Job:
 def job_queue_position(job: Job) -> int | None:
     """1-based place among queued jobs of the same cluster (oldest first); None unless queued.
 
-    One fixed statement, counted from the index ``job_status_cluster``. A submission reads its
-    place here too, after its write transaction: counted inside it, with 20,000 jobs queued, each
-    submission held the write lock that every writer of the site waits for 2.84 ms instead of 1.13.
+    Counted from the index ``job_status_cluster``.
     """
     if job.status != Job.Status.QUEUED:
         return None
     if hasattr(job, "queued_ahead"):  # counted with the others of a list (job_list_with_queue_positions)
         return job.queued_ahead + 1
-    with connection.cursor() as cursor:
-        cursor.execute(_queued_before_sql(connection.vendor), [
-            Job.Status.QUEUED, job.cluster, connection.ops.adapt_datetimefield_value(job.created_at)])
-        (ahead,) = cursor.fetchone()
+    ahead = Job.objects.filter(status=Job.Status.QUEUED, cluster=job.cluster, created_at__lt=job.created_at).count()
     return ahead + 1
-
-
-@functools.cache
-def _queued_before_sql(vendor: str) -> str:
-    table, column = quoted_table(Job), quoted_columns(Job)
-    return (f"SELECT COUNT(*) FROM {table} WHERE {column.status} = %s AND {column.cluster} = %s "
-            f"AND {column.created_at} < %s")
 
 
 def page_get_for_user(user, job_id, page_number: int, *, for_change: bool = False) -> PageResult:

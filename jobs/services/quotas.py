@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection
+from django.db.models import F, Sum
+from django.utils import timezone
 
 from jobs.errors import QuotaExceeded
-from jobs.models import StorageUsage
-from jobs.sql import quoted_columns, quoted_table
+from jobs.models import Job, StorageUsage, UserSettings
 
 QUOTA_DAY = timedelta(days=1)  # the window of the pages-per-day quota
 
@@ -24,10 +23,10 @@ class Quotas:
     storage_bytes: int
 
     @classmethod
-    def from_settings(cls, own: dict) -> Quotas:
-        """From the user's ``UserSettings`` values (an empty dict when they have none)."""
-        return cls(pages_per_day=_limit(own.get("max_pages_per_day"), settings.OCR_QUOTA_PAGES_PER_DAY),
-                   storage_bytes=_limit(own.get("max_storage_bytes"), settings.OCR_QUOTA_STORAGE_BYTES))
+    def of(cls, own: UserSettings | None) -> Quotas:
+        """From the user's ``UserSettings`` (None when they have none)."""
+        return cls(pages_per_day=_limit(own and own.max_pages_per_day, settings.OCR_QUOTA_PAGES_PER_DAY),
+                   storage_bytes=_limit(own and own.max_storage_bytes, settings.OCR_QUOTA_STORAGE_BYTES))
 
 
 @dataclass(frozen=True)
@@ -36,6 +35,13 @@ class Usage:
 
     pages_last_day: int
     stored_bytes: int
+
+    @classmethod
+    def of(cls, owner) -> Usage:
+        pages = (Job.objects.filter(owner=owner, created_at__gte=timezone.now() - QUOTA_DAY)
+                 .aggregate(pages=Sum("pages_total"))["pages"])
+        stored = StorageUsage.objects.filter(user=owner).values_list("stored_bytes", flat=True).first()
+        return cls(pages_last_day=pages or 0, stored_bytes=stored or 0)
 
 
 def quota_check(*, quotas: Quotas, usage: Usage, pages: int, size_bytes: int) -> None:
@@ -56,18 +62,12 @@ def stored_bytes_change(owner_id: int, by: int) -> None:
     """Add ``by`` (negative: take away) to the owner's ``StorageUsage``, in the caller's transaction.
 
     Every document stored or deleted goes through here, in the transaction that inserts or
-    deletes its row, so the total is the sum of the owner's documents at every commit.
-    One statement, the row made on the owner's first document (SQLite and PostgreSQL alike).
+    deletes its row, so the total is the sum of the owner's documents at every commit. The row
+    is made on the owner's first document; the addition is done by the database (``F``), so two
+    transactions never lose each other's change.
     """
-    with connection.cursor() as cursor:
-        cursor.execute(_change_sql(connection.vendor), [owner_id, by, by])
-
-
-@functools.cache
-def _change_sql(vendor: str) -> str:
-    usages, usage = quoted_table(StorageUsage), quoted_columns(StorageUsage)
-    return (f"INSERT INTO {usages} ({usage.user}, {usage.stored_bytes}) VALUES (%s, %s) "
-            f"ON CONFLICT ({usage.user}) DO UPDATE SET {usage.stored_bytes} = {usages}.{usage.stored_bytes} + %s")
+    StorageUsage.objects.get_or_create(user_id=owner_id)
+    StorageUsage.objects.filter(user_id=owner_id).update(stored_bytes=F("stored_bytes") + by)
 
 
 def _limit(own: int | None, default: int) -> int:

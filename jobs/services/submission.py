@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
-from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from jobs import progress
 from jobs.engines.config import engine_config
-from jobs.models import Job, StorageUsage, UserSettings
-from jobs.queue import cluster_for, enqueue_job_prepared
+from jobs.models import Job, UserSettings
+from jobs.queue import cluster_for, enqueue_job
 from jobs.services.documents import CheckedDocument, Upload, document_check, document_store
-from jobs.services.quotas import QUOTA_DAY, Quotas, Usage, quota_check, stored_bytes_change
-from jobs.sql import PreparedInsert, quoted_columns, quoted_table
+from jobs.services.quotas import Quotas, Usage, quota_check, stored_bytes_change
 from jobs.urlguard import check_public_url, fetch_url
 from ocr_engine import pipelines
 from ocr_engine.config import DEFAULT_LANG
@@ -77,43 +74,30 @@ def job_create(
         max_attempts=settings.OCR_JOB_MAX_ATTEMPTS,
         webhook_url=webhook_url,
     )
-    # The write transaction holds the database's write lock (all of it, on SQLite), and in a
-    # burst of submissions it was held most of the time: only the checks that must see every
-    # earlier submission and the inserts happen inside it, and the inserts' statements and the
-    # queue's signed task are made here, before it.
-    queue = enqueue_job_prepared(job)  # sets the job's queue_task_id and enqueued_at
-    document_insert = PreparedInsert(stored, late=("created_at",))
-    job_insert = PreparedInsert(job, late=("document", "webhook_url", "created_at"))
-
-    def write() -> Job | None:
-        """The earlier job this one duplicates, or None once this one is inserted and queued."""
-        if connection.features.has_select_for_update:
-            # Lock the owner's row so two identical submissions arriving at once serialise
-            # here and the second one finds the first job (SQLite's BEGIN IMMEDIATE already
-            # serialises every writer).
-            get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
-        state = _submission_state(owner, dedup_key)
-        if state.duplicate is not None:
-            return Job.objects.select_related("document").get(pk=state.duplicate)
-        if not webhook_url:
-            job.webhook_url = state.default_webhook_url
-        quota_check(quotas=state.quotas, usage=state.usage, pages=job.pages_total, size_bytes=checked.size_bytes)
-        document_insert.execute()
-        job.document = stored  # its key is known now
-        stored_bytes_change(owner.pk, stored.size_bytes)
-        queue()
-        job_insert.execute()
-        transaction.on_commit(lambda: progress.publish(job, "queued"))
-        return None
-
     try:
-        existing = _in_write_transaction(write)
+        with transaction.atomic():
+            # Lock the owner's row so that two identical submissions arriving at once serialise here
+            # and the second one finds the first job, and so that quotas see every earlier submission
+            # (a no-op on SQLite, whose BEGIN IMMEDIATE already serialises every writer).
+            get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
+            duplicate = _duplicate_of(owner, dedup_key)
+            if duplicate is None:
+                own = UserSettings.objects.filter(user=owner).first()
+                if not webhook_url and own is not None:
+                    job.webhook_url = own.default_webhook_url
+                quota_check(quotas=Quotas.of(own), usage=Usage.of(owner), pages=job.pages_total,
+                            size_bytes=checked.size_bytes)
+                stored.save()
+                stored_bytes_change(owner.pk, stored.size_bytes)
+                job.save()
+                enqueue_job(job)  # the ORM broker's queue row commits with the job (jobs.queue)
+                transaction.on_commit(lambda: progress.publish(job, "queued"))
     except BaseException:
         stored.file.delete(save=False)  # the row rolled back, or was never saved: the file goes too
         raise
-    if existing is not None:
+    if duplicate is not None:
         stored.file.delete(save=False)
-        return existing, True
+        return duplicate, True
     return job, False
 
 
@@ -125,70 +109,15 @@ def job_create_from_url(*, owner, file_url: str, **options) -> tuple[Job, bool]:
     return job_create(owner=owner, file=content, filename=filename, **options)
 
 
-def _in_write_transaction(write):
-    """``write()`` in a transaction; on the embedded SQLite, one shared with the other submissions of
-    this process that are waiting for the write lock (``group_commit``), as bursts of them do."""
-    group = getattr(connection, "group_commit", None)
-    if group is None or connection.in_atomic_block:  # a caller's transaction must hold the write itself
-        with transaction.atomic():
-            return write()
-    return group.run(write)
-
-
 def _dedup_key(checked: CheckedDocument, **options) -> str:
     options = json.dumps({**options, "pages": checked.page_numbers}, sort_keys=True)
     return hashlib.sha256(f"{checked.sha256}:{options}".encode()).hexdigest()
 
 
-@dataclass(frozen=True)
-class _SubmissionState:
-    duplicate: object  # the pk of the same submission within the dedup window, or None
-    quotas: Quotas
-    usage: Usage
-    default_webhook_url: str  # the owner's, for a job that names none
-
-
-def _submission_state(owner, dedup_key: str) -> _SubmissionState:
-    """What the write transaction must know before inserting, read in one statement.
-
-    Four ORM queries (the owner's settings, the duplicate, two quota sums) were a third of a
-    submission's CPU, nearly all of it building SQL, and most of it inside the write lock that
-    every other writer of the site waits for. The SQL never changes, so it is written once here.
-    The response's queue position is counted after the transaction (``job_queue_position``).
-    """
-    now = timezone.now()
-    adapt = connection.ops.adapt_datetimefield_value
-    with connection.cursor() as cursor:
-        cursor.execute(_state_sql(connection.vendor), [
-            owner.pk, dedup_key, adapt(now - timedelta(seconds=settings.OCR_DEDUP_WINDOW_SECONDS)),
-            Job.Status.FAILED, Job.Status.CANCELED,
-            owner.pk, adapt(now - QUOTA_DAY),
-            owner.pk,
-            owner.pk,
-        ])
-        duplicate, pages, stored, max_pages, max_bytes, webhook_url = cursor.fetchone()
-    own = {"max_pages_per_day": max_pages, "max_storage_bytes": max_bytes}  # None: no settings, or not set
-    return _SubmissionState(duplicate=duplicate, quotas=Quotas.from_settings(own),
-                            usage=Usage(pages_last_day=pages, stored_bytes=stored),
-                            default_webhook_url=webhook_url or "")
-
-
-# The duplicate within the dedup window, the pages of the last QUOTA_DAY (from the index
-# job_owner_created_pages alone), the stored bytes (StorageUsage: no row before the first
-# document), and the owner's settings (a LEFT JOIN: NULLs for an owner without them).
-_STATE_SQL = """
-SELECT
-  (SELECT {job.id} FROM {jobs} WHERE {job.owner} = %s AND {job.dedup_key} = %s AND {job.created_at} >= %s
-     AND {job.status} NOT IN (%s, %s) ORDER BY {job.created_at} DESC LIMIT 1),
-  (SELECT COALESCE(SUM({job.pages_total}), 0) FROM {jobs} WHERE {job.owner} = %s AND {job.created_at} >= %s),
-  COALESCE((SELECT {usage.stored_bytes} FROM {usages} WHERE {usage.user} = %s), 0),
-  own.{own.max_pages_per_day}, own.{own.max_storage_bytes}, own.{own.default_webhook_url}
-FROM (SELECT 1 AS one) AS one_row LEFT JOIN {owns} own ON own.{own.user} = %s
-"""
-
-
-@functools.cache
-def _state_sql(vendor: str) -> str:
-    return _STATE_SQL.format(
-        jobs=quoted_table(Job), usages=quoted_table(StorageUsage), owns=quoted_table(UserSettings),
-        job=quoted_columns(Job), usage=quoted_columns(StorageUsage), own=quoted_columns(UserSettings))
+def _duplicate_of(owner, dedup_key: str) -> Job | None:
+    """The owner's newest job with the same file and options within the dedup window, unless it failed or was canceled."""
+    since = timezone.now() - timedelta(seconds=settings.OCR_DEDUP_WINDOW_SECONDS)
+    return (Job.objects.select_related("document")
+            .filter(owner=owner, dedup_key=dedup_key, created_at__gte=since)
+            .exclude(status__in=[Job.Status.FAILED, Job.Status.CANCELED])
+            .order_by("-created_at").first())

@@ -27,7 +27,10 @@ EMBEDDED = env_str("DATABASE_URL") is None
 # task payloads, so a guessable one is code execution on the workers.
 EXAMPLE_SECRET_KEYS = {"change-me", "changeme", "secret", "insecure-debug-only-key"}
 SECRET_KEY = env_str("SECRET_KEY")
-if not SECRET_KEY and EMBEDDED and not DEBUG:
+if not SECRET_KEY and (SECRET_KEY_FILE := env_str("SECRET_KEY_FILE")):
+    # `make run`, whatever the database: the key in that file, generated there on first use.
+    SECRET_KEY = secret_key_file(Path(SECRET_KEY_FILE))
+elif not SECRET_KEY and EMBEDDED and not DEBUG:
     # One key for every entry point, generated once and kept with the data it protects.
     SECRET_KEY = secret_key_file(VAR_DIR / "secret_key")
 if not SECRET_KEY:
@@ -41,14 +44,12 @@ elif SECRET_KEY.strip().lower() in EXAMPLE_SECRET_KEYS and not DEBUG:
                                "(python -c \"import secrets; print(secrets.token_urlsafe(50))\").")
 
 # HTTPS=true: a TLS reverse proxy sets X-Forwarded-Proto and -For (docker/compose.yaml's does).
-# Only then are those headers trusted: without a proxy, any client sends them.
+# The server takes them from that proxy only (uvicorn --forwarded-allow-ips, README).
 HTTPS = env_bool("HTTPS", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    # daphne first: it replaces runserver with an ASGI server (HTTP + WebSockets).
-    "daphne",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -92,8 +93,6 @@ AXES_RESET_ON_SUCCESS = True
 ROOT_URLCONF = "ocrsite.urls"
 WSGI_APPLICATION = "ocrsite.wsgi.application"
 ASGI_APPLICATION = "ocrsite.asgi.application"
-# Reused threads each web process runs requests on (ocrsite.asgi); a `?wait=` holds one while it waits.
-WEB_REQUEST_THREADS = env_int("WEB_REQUEST_THREADS", 256)
 
 TEMPLATES = [
     {
@@ -122,13 +121,12 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # SQLite serialises writers; web, worker, scheduler and the channel layer share the file
-    # (the defaults failed concurrent submits with "database is locked"). Writers queue on a
-    # file lock (ocrsite/db_sqlite3); timeout: how long one waits. IMMEDIATE: take the lock at
-    # BEGIN, as a deferred transaction that reads, then writes cannot wait (and dedup's
-    # select_for_update is a no-op on SQLite). WAL: readers never wait for the writer;
-    # synchronous=NORMAL is crash-safe in WAL and skips an fsync a commit.
-    DATABASES["default"]["ENGINE"] = "ocrsite.db_sqlite3"
+    # Django's own SQLite backend with its documented options. Web, worker, scheduler and the
+    # channel layer share the file. WAL: readers never wait for the writer, and synchronous=NORMAL
+    # is crash-safe in WAL and skips an fsync a commit. IMMEDIATE: a transaction takes the write
+    # lock at BEGIN, as a deferred one that reads, then writes cannot wait for it (and dedup's
+    # select_for_update is a no-op on SQLite). timeout: how long a writer waits for the lock.
+    # PostgreSQL is the database for concurrent use (docs/operations.md).
     DATABASES["default"].setdefault("OPTIONS", {}).update({
         "timeout": 30, "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
@@ -136,8 +134,9 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # SQLite creates the file but not its folder; a fresh checkout has no var/.
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
 elif env_int("DB_POOL_SIZE", 0):
-    # Set by the web server (ocrsite/server.py): a new connection per request cost it 4-5 ms.
-    # Not the worker cluster's: a pool's connections and threads do not survive django-q2's fork.
+    # Django's connection pool (psycopg_pool), for the web server's processes: under ASGI each
+    # request runs on a thread of its own, and a new connection per request cost 4-5 ms. Not for
+    # the worker cluster: a pool's connections and threads do not survive django-q2's fork.
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django's pool requires it
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": env_int("DB_POOL_SIZE", 0)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -222,13 +221,11 @@ _q_common = {
 if Q_BROKER == "redis":
     _q_common["redis"] = REDIS_URL
 else:
-    # ORM broker: the queue entry is a row in the same database, written in the
-    # same transaction as the Job row, so neither can exist without the other.
+    # ORM broker: the queue entry is a row in the same database, written in the same transaction
+    # as the Job row, so neither can exist without the other. An idle cluster looks for new tasks
+    # every Q_POLL seconds: one indexed read, and a job waits half that on average before it starts.
     _q_common["orm"] = "default"
-    _q_common["poll"] = env_float("Q_POLL", 0.5)  # idle workers are woken sooner through Q_WAKE_FILE
-    _q_common["broker_class"] = "jobs.broker.WakingOrm"
-Q_WAKE_FILE = env_str("Q_WAKE_FILE", str(VAR_DIR / "queue.wake"))
-OCR_JOB_END_FILE = env_str("OCR_JOB_END_FILE", str(VAR_DIR / "jobs.ended"))  # touched at each job's end (jobs.waits)
+    _q_common["poll"] = env_float("Q_POLL", 0.05)
 
 # Added to the qcluster's nice value before it forks workers: OCR fills every core, and the web
 # must still answer quickly (20 submits at once during OCR: p95 190 ms at 19, 260 at 10).
@@ -237,10 +234,6 @@ Q_WORKER_NICE = env_int("Q_WORKER_NICE", 19)
 # (jobs.worker). Off for a host whose cores other services share: pinned, a worker cannot move to
 # the core that they leave free.
 OCR_PIN_WORKERS = env_bool("OCR_PIN_WORKERS", True)
-# On the embedded default the workers stop while the web answers requests, for at most
-# OCR_YIELD_MAX_SECONDS at a time (jobs.give_way): nice 19 alone left submits waiting on OCR.
-OCR_YIELD_TO_WEB = env_bool("OCR_YIELD_TO_WEB", True)
-OCR_YIELD_MAX_SECONDS = env_float("OCR_YIELD_MAX_SECONDS", 0.5)
 
 Q_CLUSTER = {
     # `name` is the default cluster (no Q_CLUSTER_NAME in the environment) and
@@ -310,8 +303,9 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "jobs.api.exceptions.exception_handler",
     # Anonymous calls are counted per address by jobs.api.auth (DRF throttles only after refusing).
     "DEFAULT_THROTTLE_CLASSES": ["jobs.api.throttles.UserRateThrottle"],
-    # X-Forwarded-For is trusted for one proxy hop only behind HTTPS=true (our proxy).
-    "NUM_PROXIES": 1 if HTTPS else 0,
+    # The client's address is REMOTE_ADDR: the server puts the forwarded one there, from the
+    # proxies it trusts only (uvicorn --forwarded-allow-ips), so DRF reads no header itself.
+    "NUM_PROXIES": 0,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
 }

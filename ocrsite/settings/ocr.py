@@ -19,6 +19,8 @@ OCR_MEMORY_ARENA = env_bool("OCR_MEMORY_ARENA", True)
 OCR_SPIN_WAIT = env_bool("OCR_SPIN_WAIT", False)
 OCR_DEVICE = env_str("OCR_DEVICE", "cpu")  # "gpu" on GPU worker images
 OCR_MAX_UPLOAD_BYTES = env_int("OCR_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)
+# The largest body of any other request (ocrsite.body_limit); larger ones get 413 before they are read.
+OCR_MAX_BODY_BYTES = env_int("OCR_MAX_BODY_BYTES", 1024 * 1024)
 OCR_MAX_PAGES = env_int("OCR_MAX_PAGES", 500)
 OCR_MAX_PIXELS = env_int("OCR_MAX_PIXELS", 100_000_000)
 # True when a `gpu` cluster is deployed: every pipeline runs there and GPU-only ones are accepted.

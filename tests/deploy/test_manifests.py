@@ -14,6 +14,7 @@ import django
 import pytest
 import yaml
 from django.core.management import get_commands, load_command_class
+from uvicorn.main import main as uvicorn_main
 
 from jobs.observability.keda import GPU_QUEUE_DEPTH_SQL
 
@@ -27,6 +28,9 @@ OTHER_READERS = {
     "PADDLE_PDX_CACHE_HOME": SITE_PACKAGES / "paddlex" / "utils" / "cache.py",
     "OCR_BUILD_PYTHON": REPO / "ocr_engine" / "models" / "pack.py",
     "OCR_WHEEL_CACHE": REPO / "ocr_engine" / "models" / "pack.py",
+    # The web server's own: its processes, and the proxies whose forwarded headers it trusts.
+    "WEB_CONCURRENCY": SITE_PACKAGES / "uvicorn" / "config.py",
+    "FORWARDED_ALLOW_IPS": SITE_PACKAGES / "uvicorn" / "config.py",
 }
 # Variables for the tools inside the images (Python, pip, the shell), set by the Dockerfiles only.
 IMAGE_TOOL_VARIABLES = {"PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONPATH", "PIP_NO_CACHE_DIR",
@@ -163,7 +167,6 @@ def test_qcluster_is_the_projects_own_command():
     assert get_commands()["qcluster"] == "jobs"
 
 
-@pytest.mark.django_db  # importing the ASGI app opens its request threads' connections
 def test_every_command_exists_and_accepts_its_arguments():
     commands = get_commands()
     for where, argv in project_commands():
@@ -173,26 +176,27 @@ def test_every_command_exists_and_accepts_its_arguments():
             parser = load_command_class(commands[name], name).create_parser("manage.py", name)
             parser.parse_args(args)  # exits (SystemExit) on an unknown option
         else:
-            # The web server: daphne with bounded request bodies (ocrsite/server.py).
-            assert argv[:3] == ["python", "-m", "ocrsite.server"], f"{where}: unexpected program {argv[:3]!r}"
-            module, attribute = argv[-1].split(":")
+            # The web server: uvicorn, whose own parser checks the options (it exits on an unknown one).
+            assert argv[0] == "uvicorn", f"{where}: unexpected program {argv[0]!r}"
+            context = uvicorn_main.make_context("uvicorn", argv[1:])
+            module, attribute = context.params["app"].split(":")
             assert hasattr(__import__(module, fromlist=[attribute]), attribute), where
 
 
-def daphne_port(argv: list[str]) -> int:
-    return int(argv[argv.index("-p") + 1])
+def web_port(argv: list[str]) -> int:
+    return int(argv[argv.index("--port") + 1])
 
 
 def test_the_web_port_is_the_same_everywhere():
     [expose] = instructions("Dockerfile", "EXPOSE")
     web = compose()["services"]["web"]
-    port = daphne_port(web["command"])
+    port = web_port(web["command"])
     assert int(expose) == port
     assert web["ports"] == [f"{port}:{port}"]
     assert f"http://localhost:{port}/readyz" in " ".join(web["healthcheck"]["test"])
 
     [container] = pod_specs()["ocr-web"]["containers"]
-    assert daphne_port(container["command"]) == port
+    assert web_port(container["command"]) == port
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
     assert ports == {"http": port}
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
@@ -328,3 +332,16 @@ def test_the_dashboard_queries_series_that_metrics_exposes(client):
     assert queried
     for name in queried:
         assert re.search(rf"^{name}[{{ ]", exposed, re.M), f"the dashboard queries {name}, /metrics has no such series"
+
+
+# Variables of `make run` itself (the Makefile reads them), documented with the others.
+MAKEFILE_VARIABLES = {"HOST", "PORT", "PYTHON"}
+
+
+def test_the_operations_guide_documents_only_variables_that_exist():
+    guide = (REPO / "docs" / "operations.md").read_text().split("## Environment variables", 1)[1]
+    rows = [line for line in guide.splitlines() if line.startswith("| `")]
+    named = {name for row in rows for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row.split("|")[1])}
+    makefile = (REPO / "Makefile").read_text()
+    assert all(re.search(rf"\b{name}\b", makefile) for name in MAKEFILE_VARIABLES)
+    assert named <= settings_variables() | set(OTHER_READERS) | MAKEFILE_VARIABLES

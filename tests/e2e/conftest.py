@@ -1,4 +1,4 @@
-"""End-to-end fixtures: a real ASGI server (daphne: HTTP + WebSockets) and a headless Chromium.
+"""End-to-end fixtures: a real ASGI server (uvicorn: HTTP + WebSockets) and a headless Chromium.
 
 The server is a separate process on the test database and the test's
 MEDIA_ROOT, like the platform's ``qcluster`` fixture (tests/e2e/test_api_e2e.py),
@@ -81,13 +81,17 @@ def background(args: list[str], env: dict[str, str], log: Path):
         print(f"--- {log.name} ---\n" + log.read_text(errors="replace")[-3000:])
 
 
+def uvicorn_command(port: int, *options: str) -> list[str]:
+    """The web server as `make run` starts it (less its worker processes), on ``port``."""
+    return [sys.executable, "-m", "uvicorn", "ocrsite.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+            "--no-proxy-headers", *options]
+
+
 @contextlib.contextmanager
-def daphne(env: dict[str, str], log: Path, ready_path: str = "/accounts/login/"):
-    """Run ``python -m ocrsite.server ocrsite.asgi:application`` (daphne with bounded request bodies, what
-    `make run` serves) on a free port; yield its base URL."""
+def web_server(env: dict[str, str], log: Path, ready_path: str = "/accounts/login/", *options: str):
+    """Run the web server (uvicorn, ``uvicorn_command`` with ``options``) on a free port; yield its base URL."""
     port = free_port()
-    args = [sys.executable, "-m", "ocrsite.server", "-b", "127.0.0.1", "-p", str(port), "ocrsite.asgi:application"]
-    with background(args, {**env, "ALLOWED_HOSTS": "127.0.0.1,localhost"}, log) as process:
+    with background(uvicorn_command(port, *options), {**env, "ALLOWED_HOSTS": "127.0.0.1,localhost"}, log) as process:
         base = f"http://127.0.0.1:{port}"
         wait_until_serving(base + ready_path, process, log)
         yield base
@@ -96,7 +100,7 @@ def daphne(env: dict[str, str], log: Path, ready_path: str = "/accounts/login/")
 @contextlib.contextmanager
 def embedded_default(tmp_path: Path):
     """What `make run` gives with no DATABASE_URL or REDIS_URL: SQLite, channels-lite, the ORM broker,
-    a worker and the server. Yields (base URL, the bootstrap admin's API token, the manage.py
+    a worker and the server's two processes. Yields (base URL, the bootstrap admin's API token, the manage.py
     command and environment, for checks afterwards)."""
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CHANNEL_LAYER_PREFIX", "Q_BROKER")}
     env.update({
@@ -106,28 +110,27 @@ def embedded_default(tmp_path: Path):
         "MEDIA_ROOT": str(tmp_path / "media"),
         "CACHE_DIR": str(tmp_path / "cache"),  # not a folder in /dev/shm per test run
         "Q_WORKERS": "1",
-        "Q_POLL": "0.2",
-    })
+            })
     manage = [sys.executable, "manage.py"]
     subprocess.run([*manage, "migrate", "--noinput", "-v", "0"], cwd=REPO, env=env, check=True)
     bootstrap = subprocess.run([*manage, "ocr_bootstrap"], cwd=REPO, env=env, check=True, capture_output=True,
                                text=True)
     token = re.search(r"API token: (\w+)", bootstrap.stdout).group(1)
     with background([*manage, "qcluster"], env, tmp_path / "qcluster.log"), \
-            daphne(env, tmp_path / "daphne.log", ready_path="/api/v1/pipelines") as base:
+            web_server(env, tmp_path / "web.log", "/api/v1/pipelines", "--workers", "2") as base:
         yield base, token, manage, env
 
 
 @pytest.fixture
 def asgi_server(transactional_db, settings, tmp_path):
-    """Base URL of a real daphne on the test database (channel layer: Redis, from the test settings)."""
+    """Base URL of a real web server on the test database (channel layer: Redis, from the test settings)."""
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "ocrsite.settings.test",
         "DATABASE_URL": database_url(),
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),
     }
-    with daphne(env, tmp_path / "daphne.log") as base:
+    with web_server(env, tmp_path / "web.log") as base:
         yield base
 
 

@@ -1,4 +1,4 @@
-"""The review UI in headless Chromium (Debian's) against a real daphne, a real qcluster, Redis and PostgreSQL.
+"""The review UI in headless Chromium (Debian's) against a real web server (uvicorn), a real qcluster, Redis and PostgreSQL.
 
 Screenshots of the job page land in test-artifacts/ (gitignored).
 """

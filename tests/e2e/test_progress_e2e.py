@@ -1,4 +1,4 @@
-"""A real qcluster's progress events reach a WebSocket client through a real daphne, on both channel layers.
+"""A real qcluster's progress events reach a WebSocket client through a real web server (uvicorn), on both channel layers.
 
 * Redis (the layer of PostgreSQL deployments and of the test settings).
 * The embedded default: SQLite and channels-lite, no servers at all. Worker

@@ -1,4 +1,4 @@
-"""The shipped reverse proxy (docker/proxy/nginx.conf) in front of a real daphne: TLS, redirects, body limits.
+"""The shipped reverse proxy (docker/proxy/nginx.conf) in front of a real web server (uvicorn): TLS, redirects, body limits.
 
 nginx comes from Debian's package, unpacked by `make system-deps` (never
 installed as a service); the test runs the repository's config file with only

@@ -1,16 +1,15 @@
-"""Request bodies are bounded by the server before they are stored: no disk fill without logging in."""
+"""Request bodies are bounded before they are stored (``ocrsite.body_limit``): no disk fill without logging in."""
 
 from __future__ import annotations
 
 import os
 import socket
 import time
-from types import SimpleNamespace
 
 import pytest
 import requests
 
-from tests.e2e.conftest import daphne
+from tests.e2e.conftest import web_server
 from tests.e2e.workers import database_url
 
 pytestmark = [pytest.mark.e2e]
@@ -24,7 +23,7 @@ def server(transactional_db, settings, tmp_path):
     spool.mkdir()
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "ocrsite.settings.test", "DATABASE_URL": database_url(),
            "MEDIA_ROOT": str(settings.MEDIA_ROOT), "TMPDIR": str(spool), "OCR_MAX_UPLOAD_BYTES": str(5 * MB)}
-    with daphne(env, tmp_path / "daphne.log") as base:
+    with web_server(env, tmp_path / "web.log") as base:
         yield base, spool
 
 
@@ -80,34 +79,8 @@ def test_uploads_with_credentials_get_the_upload_limit(server):
     # Under the upload limit: the request reaches Django, which refuses the bad token.
     small = requests.post(f"{base}/api/v1/jobs", data=b"x" * (2 * MB), headers=headers, timeout=60)
     assert small.status_code == 401
-    # Over it: refused by the server before the body is read.
+    # Over it: refused before the body is read.
     answer = send_streaming(base, "/api/v1/jobs", declared=8 * MB, send=8 * MB, headers=headers)
     assert answer.startswith(b"HTTP/1.1 413")
     # And the server is still serving.
     assert requests.get(f"{base}/healthz", timeout=10).status_code == 200
-
-
-def test_form_bodies_are_parsed_by_django_only():
-    """Twisted's own parse of an upload (into ``request.args``, which daphne never reads) blocked the
-    server's event loop for 0.29 s per 7 MB, and reading the body's type for it cost 0.15 ms a
-    submission; the server's requests skip both."""
-    from twisted.internet.testing import StringTransport
-    from twisted.web import http
-
-    from ocrsite.server import BoundedWebRequest
-
-    class Request(BoundedWebRequest):
-        def process(self):  # daphne's hands the request to the application: not here
-            self.processed = True
-
-    channel = http.HTTPChannel()
-    channel.makeConnection(StringTransport())
-    channel.factory = SimpleNamespace(server=SimpleNamespace(protocol_connected=lambda request: None))
-    channel._command, channel._path = b"POST", b"/upload/"
-    request = Request(channel)
-    body = b'--b\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n\r\n' + b"x" * 1000 + b"\r\n--b--\r\n"
-    request.requestHeaders.setRawHeaders(b"content-type", [b"multipart/form-data; boundary=b"])
-    request.gotLength(len(body))
-    request.handleContentChunk(body)
-    request.requestReceived(b"POST", b"/upload/", b"HTTP/1.1")
-    assert request.processed and request.args == {}

@@ -1,4 +1,4 @@
-"""End to end over HTTP: a born-digital PDF with a scanned and a mixed page through daphne and a real worker."""
+"""End to end over HTTP: a born-digital PDF with a scanned and a mixed page through the web server and a real worker."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``GET /api/v1/jobs/{id}?wait=``: one request that answers when the job ends, instead of polling.
 
-On the embedded default (`make run`: SQLite, a real worker and daphne), where the web process's
+On the embedded default (`make run`: SQLite, a real worker and the web server), where the web process's
 watcher of awaited jobs (``jobs.waits``) sees the worker's commit of the job's end.
 """
 

@@ -40,7 +40,6 @@ def qcluster(transactional_db, settings, tmp_path):
             "OCR_MODELS_DIR": str(django_settings.OCR_MODELS_DIR),
             "OCR_LEASE_SECONDS": str(LEASE_SECONDS),
             "Q_WORKERS": str(workers),
-            "Q_POLL": "0.2",
             **environment,
         }
         with log.open("wb") as out:

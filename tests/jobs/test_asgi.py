@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import subprocess
-import sys
-import time
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -109,152 +105,42 @@ def test_a_page_image_streams_through_the_asgi_app_and_each_request_returns_its_
         assert cursor.fetchone()[0] == 0
 
 
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("other_request_ends", [True, False])
-def test_a_long_poll_starts_once_the_requests_in_flight_are_answered(other_request_ends):
-    # A client's wait for its job (``?wait=``) is not urgent; the submissions of a burst are. A
-    # request in flight here is one whose body is still arriving.
-    from ocrsite.asgi import LONG_POLL_DEFER_SECONDS, application
+def post_in_pieces(path: str, pieces: list[bytes], headers: list[tuple[bytes, bytes]]) -> tuple[dict, bytes, int]:
+    """POST ``pieces`` as a streamed body; returns the answer's start and body, and how many pieces were taken."""
+    from ocrsite.asgi import application
 
-    job = JobFactory(status=Job.Status.SUCCEEDED)
-    auth = [(b"authorization", f"Token {Token.objects.create(user=job.owner).key}".encode())]
+    scope = {**get_scope(path, headers), "method": "POST"}
 
     async def call():
-        other = ApplicationCommunicator(application, get_scope("/api/v1/jobs", auth))
-        await other.send_input({"type": "http.request", "body": b"", "more_body": True})
-        await asyncio.sleep(0.05)  # the other request is in flight
-        started = time.monotonic()
-        long_poll = ApplicationCommunicator(application, get_scope(f"/api/v1/jobs/{job.id}", auth, query=b"wait=30"))
-        await long_poll.send_input({"type": "http.request", "body": b"", "more_body": False})
-        await asyncio.sleep(0.15)
-        answered_meanwhile = not long_poll.output_queue.empty()
-        if other_request_ends:
-            await other.send_input({"type": "http.request", "body": b"", "more_body": False})
-            assert (await other.receive_output(30))["status"] == 200
-        answer = await long_poll.receive_output(30)
-        waited = time.monotonic() - started
-        body = json.loads((await long_poll.receive_output(30))["body"])
-        if not other_request_ends:
-            await other.send_input({"type": "http.request", "body": b"", "more_body": False})
-            assert (await other.receive_output(30))["status"] == 200
-        await other.wait(5)
-        await long_poll.wait(5)
-        return answered_meanwhile, answer["status"], body["status"], waited
-
-    answered_meanwhile, status, job_status, waited = async_to_sync(call)()
-    assert not answered_meanwhile
-    assert (status, job_status) == (200, "succeeded")
-    if not other_request_ends:  # it starts anyway after a while: a stream of requests does not hold it forever
-        assert LONG_POLL_DEFER_SECONDS <= waited < 10
-
-
-@pytest.mark.django_db(transaction=True)
-def test_quick_requests_take_the_request_lane_and_long_polls_and_large_uploads_the_pool(monkeypatch):
-    from ocrsite.asgi import LANE_MAX_BODY_BYTES, application, django_asgi_app
-
-    ran_on = []
-
-    def recorded(name, submit):
-        def submit_and_record(fn, *args, **kwargs):
-            ran_on.append(name)
-            return submit(fn, *args, **kwargs)
-        return submit_and_record
-
-    monkeypatch.setattr(django_asgi_app.lane, "submit", recorded("lane", django_asgi_app.lane.submit))
-    monkeypatch.setattr(django_asgi_app.executor, "submit", recorded("pool", django_asgi_app.executor.submit))
-    job = JobFactory(status=Job.Status.SUCCEEDED)
-    auth = [(b"authorization", f"Token {Token.objects.create(user=job.owner).key}".encode())]
-
-    async def call(method: str, path: str, query: bytes = b"", body: bytes = b"") -> int:
-        scope = {**get_scope(path, auth, query=query), "method": method}
         communicator = ApplicationCommunicator(application, scope)
-        await communicator.send_input({"type": "http.request", "body": body, "more_body": False})
-        status = (await communicator.receive_output(30))["status"]
-        await communicator.receive_output(30)
+        for index, piece in enumerate(pieces):
+            await communicator.send_input({"type": "http.request", "body": piece, "more_body": index < len(pieces) - 1})
+        start = await communicator.receive_output(30)
+        body = (await communicator.receive_output(30))["body"]
         await communicator.wait(5)
-        return status
+        return start, body
 
-    assert async_to_sync(call)("GET", f"/api/v1/jobs/{job.id}") == 200
-    assert async_to_sync(call)("GET", f"/api/v1/jobs/{job.id}", query=b"wait=30") == 200  # it has ended: at once
-    # No file in them: refused, once the whole body was read and handed to a thread.
-    assert async_to_sync(call)("POST", "/api/v1/jobs", body=b"x" * (LANE_MAX_BODY_BYTES + 1)) == 400
-    assert async_to_sync(call)("POST", "/api/v1/jobs", body=b"x" * 1000) == 400
-    assert ran_on == ["lane", "pool", "pool", "lane"]
-
-
-@pytest.mark.parametrize(("method", "query", "long_poll"), [
-    ("GET", b"wait=30", True), ("GET", b"fields=id&wait=0.5", True), ("GET", b"wait=0", False),
-    ("GET", b"wait=soon", False), ("GET", b"", False), ("POST", b"wait=30", False)])
-def test_long_polls_are_the_gets_that_wait(method, query, long_poll):
-    from ocrsite.asgi import is_long_poll
-
-    assert is_long_poll({"method": method, "query_string": query}) is long_poll
-
-
-def test_the_app_has_its_urls_resolved_before_the_first_request():
-    # A fresh interpreter, as a web process starts: the first submit each process answered
-    # used to wait half a second while Django imported the URLconf, and the first burst of
-    # submits read the MIME table, loaded Pillow's plugins, built the models' columns,
-    # imported the upload handlers and the queue's broker, and started a thread each (now the
-    # process's request lane and its pool), each thread opening a database connection, and
-    # reversed a job's links and built its serializer's fields on every thread at once. What the
-    # start built is then kept out of the garbage collector's full passes (50-100 ms pauses).
-    probe = ("import gc, sys, threading, mimetypes, PIL.Image, ocrsite.asgi; from django.urls import get_resolver; "
-             "from django.conf import settings; from jobs.models import Job; from jobs.api import serializers; "
-             "from ocrsite.db_sqlite3.base import _pool; "
-             "print('jobs.api.views' in sys.modules, get_resolver()._populated, mimetypes.inited, "
-             "'PNG' in PIL.Image.OPEN, 'cached_col' in Job._meta.get_field('dedup_key').__dict__, "
-             "settings.FILE_UPLOAD_HANDLERS[0].rpartition('.')[0] in sys.modules, "
-             "sum(t.name.startswith('request') for t in threading.enumerate()) == ocrsite.asgi.WARM_REQUEST_THREADS, "
-             "any(t.name == 'lane' for t in threading.enumerate()), "
-             "serializers._route_path.cache_info().currsize >= 15, '_bound_once' in vars(serializers.JobSerializer), "
-             "gc.get_freeze_count() > 100_000, settings.DATABASES['default']['ENGINE'] != 'ocrsite.db_sqlite3' "
-             "or [len(idle) for idle in _pool.idle.values()] == [ocrsite.asgi.WARM_REQUEST_THREADS])")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
-    assert out.stdout.split() == ["True"] * 12
+    start, body = async_to_sync(call)()
+    return start, body
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_workers_stop_while_a_request_is_in_flight_and_not_for_a_long_poll(monkeypatch, tmp_path):
-    # ``jobs.give_way``: on the embedded default a worker recorded for the database stops (SIGSTOP)
-    # while the web answers, and goes on once nothing is in flight.
-    from jobs.give_way import Foreground, register
-    from ocrsite.asgi import application, django_asgi_app
+def test_a_declared_length_past_the_limit_is_refused_before_the_body_is_read(settings):
+    settings.OCR_MAX_BODY_BYTES = 1000
+    start, body = post_in_pieces("/api/v1/webhook-secret", [b"x" * 10], [(b"content-length", b"1001")])
+    assert start["status"] == 413
+    assert json.loads(body)["code"] == "request_too_large"
 
-    database = str(tmp_path / "db.sqlite3")
-    monkeypatch.setattr(django_asgi_app.foreground, "workers", Foreground(database))
-    worker = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    register(database, worker.pid)
-    job = JobFactory(status=Job.Status.RUNNING)
-    auth = [(b"authorization", f"Token {Token.objects.create(user=job.owner).key}".encode())]
 
-    def state() -> str:
-        with open(f"/proc/{worker.pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0].decode()
-
-    async def call() -> list[str]:
-        states = []
-        long_poll = ApplicationCommunicator(application, get_scope(f"/api/v1/jobs/{job.id}", auth, query=b"wait=2"))
-        await long_poll.send_input({"type": "http.request", "body": b"", "more_body": False})
-        await asyncio.sleep(0.5)  # it waits for its job
-        states.append(state())
-        submit = ApplicationCommunicator(application, {**get_scope("/api/v1/jobs", auth), "method": "POST"})
-        await submit.send_input({"type": "http.request", "body": b"", "more_body": True})
-        await asyncio.sleep(0.1)  # the submission's body is still arriving
-        states.append(state())
-        await submit.send_input({"type": "http.request", "body": b"", "more_body": False})
-        assert (await submit.receive_output(30))["status"] == 400  # no file
-        await submit.receive_output(30)
-        await submit.wait(5)
-        await asyncio.sleep(0.1)
-        states.append(state())
-        assert (await long_poll.receive_output(30))["status"] == 200
-        await long_poll.receive_output(30)
-        await long_poll.wait(5)
-        return states
-
-    try:
-        assert async_to_sync(call)() == ["R", "T", "R"]
-    finally:
-        worker.kill()
-        worker.wait()
+@pytest.mark.django_db(transaction=True)
+def test_a_streamed_body_is_counted_and_refused_once_past_the_limit(settings):
+    settings.OCR_MAX_UPLOAD_BYTES = 5000
+    user = UserFactory()
+    auth = [(b"authorization", f"Token {Token.objects.create(user=user).key}".encode())]
+    # No length declared: the pieces are counted as they come; the upload route allows the upload limit.
+    start, body = post_in_pieces("/api/v1/jobs", [b"x" * 4000] * 400, auth)
+    assert start["status"] == 413 and json.loads(body)["code"] == "request_too_large"
+    assert not Job.objects.exists()
+    # Without credentials the same route allows only the small limit; under it, Django answers.
+    start, _ = post_in_pieces("/api/v1/jobs", [b"x" * 100], [])
+    assert start["status"] == 401

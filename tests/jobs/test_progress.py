@@ -37,8 +37,7 @@ def test_unreachable_channel_layer_is_logged_not_raised(settings, caplog):
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
                                            "CONFIG": {"hosts": ["redis://127.0.0.1:1/0"]}}}
     with caplog.at_level(logging.WARNING, logger="jobs.progress"):
-        progress.publish(job, "succeeded")  # queued for the sender thread: the caller never waits for the layer
-        assert progress.flush(timeout=10)
+        progress.publish(job, "succeeded")
     assert "Could not publish succeeded" in caplog.text
 
 
@@ -50,7 +49,6 @@ def test_events_arrive_in_the_order_they_were_published():
 
     for number in range(1, 31):
         progress.publish(job, "page_done", page_number=number)
-    assert progress.flush(timeout=10)
 
     received = [async_to_sync(layer.receive)(channel)["page_number"] for _ in range(30)]
     assert received == list(range(1, 31))

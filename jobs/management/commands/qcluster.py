@@ -1,7 +1,7 @@
 """``python manage.py qcluster``: django-q2's own command, plus a model check and a page-boundary drain.
 
 This app is listed before ``django_q`` in INSTALLED_APPS so that Django picks
-this command over django-q2's (the same way daphne overrides ``runserver``);
+this command over django-q2's (an app listed first wins a command's name);
 ``tests/deploy`` checks that it stays so. Everything else is django-q2's.
 """
 
@@ -14,9 +14,8 @@ from django.conf import settings
 from django.core.management.base import CommandError
 from django_q.conf import Conf
 from django_q.management.commands.qcluster import Command as QclusterCommand
-from django_q.signals import post_spawn
 
-from jobs import give_way, worker
+from jobs import worker
 from jobs.engines.health import model_problems
 
 
@@ -36,8 +35,6 @@ class Command(QclusterCommand):
         worker.install_core_shares(Conf.WORKERS, settings.OCR_CPU_THREADS)
         # Before django-q2 forks: the sentinel, workers and scheduler inherit it.
         os.nice(settings.Q_WORKER_NICE)
-        post_spawn.connect(give_way.register_worker)  # sent in each worker process as it starts
         super().handle(*args, **options)  # returns once the cluster runs; the process then waits for it
         # django-q2 installed its stop handlers while starting; ours run first, then theirs.
         worker.drain_on(signal.SIGTERM, signal.SIGINT)
-        give_way.watch_stopped_workers()
