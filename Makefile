@@ -64,7 +64,8 @@ system-deps:
 # var/ whatever the database (SECRET_KEY_FILE; every manage.py command of the embedded
 # default finds it too). Loopback only unless HOST says otherwise. uvicorn serves HTTP and
 # WebSockets in WEB_CONCURRENCY processes, restarting any that dies; forwarded headers
-# are trusted only from FORWARDED_ALLOW_IPS (uvicorn reads it), none by default.
+# are trusted only from FORWARDED_ALLOW_IPS (uvicorn reads it), none by default. The worker
+# cluster is started again whenever it ends other than by a stop (jobs/cluster_watch.py).
 HOST ?= 127.0.0.1
 WEB_CONCURRENCY ?= 2
 run: venv models
@@ -74,7 +75,9 @@ run: venv models
 	$(PY) manage.py collectstatic --noinput -v 0; \
 	$(PY) manage.py ocr_bootstrap; \
 	echo "Open http://127.0.0.1:$(PORT)/  (Ctrl-C stops web and worker)"; \
-	$(PY) manage.py qcluster & cluster=$$!; \
+	( trap 'kill -TERM $$q 2>/dev/null; wait $$q; exit 0' TERM; \
+	  while :; do $(PY) manage.py qcluster & q=$$!; wait $$q && break; \
+	    echo "The worker cluster ended with status $$?; starting it again."; sleep 1; done ) & cluster=$$!; \
 	trap 'kill $$cluster 2>/dev/null || :; wait $$cluster || :' EXIT INT TERM; \
 	DB_POOL_SIZE="$${DB_POOL_SIZE:-8}" $(PY) -m uvicorn ocrsite.asgi:application --host $(HOST) --port $(PORT) \
 		--workers $(WEB_CONCURRENCY) $$([ -n "$${FORWARDED_ALLOW_IPS:-}" ] && echo --proxy-headers || echo --no-proxy-headers)

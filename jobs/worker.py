@@ -89,6 +89,12 @@ def drain_on(*signums: int) -> None:
         signal.signal(signum, handler)
 
 
+def request_stop() -> None:
+    """Ask every process of the cluster to stop at its next page boundary, as a SIGTERM does."""
+    if _stopping is not None:
+        _stopping.value = True
+
+
 def stopping() -> bool:
     """True in any process of a cluster that was asked to stop."""
     return _stopping is not None and _stopping.value

@@ -1,7 +1,8 @@
 """Where the API's rate limits keep each client's budget: one number, the time it is spent until.
 
 ``take`` checks a budget and spends one call of it in one step. Where the site has Redis, budgets
-live in its cache. On the embedded default they live in a table of a small SQLite file in shared
+live in its cache; while Redis is down, limits are not enforced (they fail open, and say so in the
+log once a minute). On the embedded default they live in a table of a small SQLite file in shared
 memory (``API_RATE_BUDGETS_FILE``), checked and spent by a single statement: the file-based cache
 that held them before wrote a temporary file, renamed it and listed its folder on every call,
 0.24 ms of a request's CPU for each limit (a submission has two), and two web processes could
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import functools
+import logging
 import math
 import os
 import sqlite3
@@ -21,6 +23,8 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.cache import cache
+
+logger = logging.getLogger(__name__)
 
 # Spend one call: a new budget starts at ``now``, time passing gives calls back (``max``), and a
 # budget already one ``duration`` ahead of ``now`` is not changed, so no row comes back.
@@ -44,11 +48,25 @@ def take(key: str, interval: float, duration: float) -> float:
 
 def _take_from_cache(key: str, interval: float, duration: float) -> float:
     now = time.time()
-    free_at = max(cache.get(key, now), now) + interval
-    if free_at - now > duration:
-        return free_at - duration - now
-    cache.set(key, free_at, math.ceil(free_at - now))
+    try:
+        free_at = max(cache.get(key, now), now) + interval
+        if free_at - now > duration:
+            return free_at - duration - now
+        cache.set(key, free_at, math.ceil(free_at - now))
+    except Exception:  # noqa: BLE001 - the cache's server (Redis) is down: the API answers unlimited meanwhile
+        _log_outage()
     return 0.0
+
+
+def _log_outage() -> None:
+    """Say once a minute per process that rate limits are off, rather than on every request."""
+    global _outage_logged_at
+    if time.monotonic() - _outage_logged_at >= 60:
+        _outage_logged_at = time.monotonic()
+        logger.warning("Rate limits are not enforced: their budgets' cache cannot be reached", exc_info=True)
+
+
+_outage_logged_at = -math.inf
 
 
 class _FileBudgets:

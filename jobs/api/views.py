@@ -72,7 +72,10 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         options.is_valid(raise_exception=True)
         job = self.get_object()
         if options.validated_data["wait"]:
-            job = services.job_wait(job=job, seconds=options.validated_data["wait"])
+            try:
+                job = services.job_wait(job=job, seconds=options.validated_data["wait"])
+            except Job.DoesNotExist:  # deleted while it was awaited
+                raise Http404 from None
         return Response(self.get_serializer(job).data)
 
     @extend_schema(

@@ -1,4 +1,5 @@
-"""/healthz (the process answers) and /readyz (what the web process depends on is reachable).
+"""/healthz (the process answers), /readyz (what the web process depends on is reachable) and /livez
+(the worker clusters take work).
 
 Kubernetes restarts a pod whose liveness probe fails and takes a pod out of
 its Service while its readiness probe fails, so /healthz touches nothing
@@ -9,20 +10,23 @@ authentication, no session, nothing written.
 
 from __future__ import annotations
 
-import logging
-
 import asyncio
+import logging
 import uuid
+from datetime import timedelta
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import connections
+from django.db.models import Min, Q
 from django.http import JsonResponse
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from django_q.brokers import get_broker
 
 from jobs.engines.config import models_dir
+from jobs.models import Job
 from ocr_engine.models import verify_pack
 from ocr_engine.models.manifest import FILENAME as MANIFEST_FILENAME
 
@@ -38,26 +42,60 @@ def healthz(request):
     return JsonResponse({"status": "ok"})
 
 
+# A job that has waited this long while no job of its cluster runs means the cluster takes no work.
+STALL_SECONDS = 45
+
+
+@never_cache
+@require_GET
+def livez(request):
+    """200, or 503 ``{"code": "cluster_stalled", "detail", "clusters": {name: what is wrong}}``.
+
+    A cluster is stalled when a job has waited for it longer than ``STALL_SECONDS`` while none of
+    its jobs runs: its workers are gone, or take no task (jobs.cluster_watch). Jobs waiting behind
+    running ones are not a stall.
+    """
+    stalled = cluster_stalls(timezone.now() - timedelta(seconds=STALL_SECONDS))
+    if stalled:
+        return JsonResponse({"code": "cluster_stalled", "detail": f"Stalled: {', '.join(stalled)}.",
+                             "clusters": stalled}, status=503)
+    return JsonResponse({"status": "ok"})
+
+
+def cluster_stalls(since) -> dict[str, str]:
+    """The clusters with a job waiting since before ``since`` and no job running, and what the oldest waited."""
+    waiting = (Job.objects.filter(Q(status=Job.Status.QUEUED) | Q(status=Job.Status.RUNNING, heartbeat_at=None))
+               .filter(enqueued_at__lt=since).values("cluster").annotate(oldest=Min("enqueued_at")))
+    running = set(Job.objects.filter(status=Job.Status.RUNNING, heartbeat_at__gte=since)
+                  .values_list("cluster", flat=True).distinct())
+    now = timezone.now()
+    return {row["cluster"]: f"a job has waited {(now - row['oldest']).total_seconds():.0f} s and none runs"
+            for row in waiting if row["cluster"] not in running}
+
+
 @never_cache
 @require_GET
 def readyz(request):
     """200 with each check's result, or 503 ``{"code": "not_ready", "detail", "failed": {check: what failed}}``.
 
+    The channel layer (Redis in production) carries live progress only: the API answers without
+    it, so while it is down the site is ``degraded`` (200), not taken out of service.
+
     The endpoint is public (probes carry no credentials), so it says what
     failed, never how: exception texts name hosts, users and paths. The log
     has the full error.
     """
-    passed, failed = {}, {}
+    passed, failed, degraded = {}, {}, {}
     for name, check in CHECKS.items():
         try:
             passed[name] = check()
-        except Exception:  # noqa: BLE001 - any error means "not ready"
+        except Exception:  # noqa: BLE001 - any error means "not ready" (or, for live progress, degraded)
             logger.warning("readiness check %s failed", name, exc_info=True)
-            failed[name] = FAILURE_SUMMARIES[name]
+            (degraded if name in OPTIONAL else failed)[name] = FAILURE_SUMMARIES[name]
     if failed:
         return JsonResponse({"code": "not_ready", "detail": f"Not ready: {', '.join(failed)} failed.",
-                             "failed": failed, "passed": passed}, status=503)
-    return JsonResponse({"status": "ready", "checks": passed})
+                             "failed": failed, "passed": passed, "degraded": degraded}, status=503)
+    return JsonResponse({"status": "degraded" if degraded else "ready", "checks": passed, "degraded": degraded})
 
 
 def check_database() -> str:
@@ -124,6 +162,8 @@ FAILURE_SUMMARIES = {
     "channel_layer": "the channel layer did not carry a message",
     "models": "the model pack is missing models or damaged (see the server log, or `manage.py ocr_models verify`)",
 }
+# Reported when they fail, but the site serves on without them.
+OPTIONAL = {"channel_layer"}
 CHECKS = {
     "database": check_database,
     "broker": check_broker,

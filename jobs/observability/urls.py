@@ -1,4 +1,4 @@
-"""Mounted at the site root: /healthz, /readyz, /metrics (probes and Prometheus expect these paths)."""
+"""Mounted at the site root: /healthz, /readyz, /livez, /metrics (probes and Prometheus expect these paths)."""
 
 from django.urls import path
 
@@ -9,5 +9,6 @@ app_name = "observability"
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    path("livez", health.livez, name="livez"),
     path("metrics", metrics.metrics, name="metrics"),
 ]

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from jobs import progress
 from jobs.errors import JobStateError
-from jobs.models import Job, PageResult
+from jobs.models import Job, PageClaim, PageResult
 from jobs.queue import enqueue_job, waiting_task_ids
 from jobs.services.processing import job_fail
 from jobs.services.quotas import stored_bytes_change
@@ -23,26 +23,30 @@ from jobs.services.storage import storage_delete, storage_delete_folder
 logger = logging.getLogger(__name__)
 
 
-# How often a ``?wait=`` request looks at its job: a read by primary key, a fraction of a
-# millisecond, so a waiting client learns of the end at most this late.
-WAIT_POLL_SECONDS = 0.05
+# How often a ``?wait=`` request looks at its job's status (one indexed read), so a waiting client
+# learns of the end at most this late.
+WAIT_POLL_SECONDS = 0.1
 
 
 def job_wait(*, job: Job, seconds: float) -> Job:
     """The job once it has ended, or as it is after ``seconds``: ``GET /jobs/{id}?wait=`` instead of client polling.
 
-    A short poll of the job's row on the request's own thread (Django's ASGI handler gives each
-    request one).
+    A short poll of the job's status on the request's own thread (Django's ASGI handler gives each
+    request one); the whole row is read once, at the end.
     """
     # A pooled connection (DB_POOL_SIZE) goes back to the pool between looks, so that waiting
     # requests do not hold the pool's connections; an unpooled one stays: opening it costs more than a look.
     pooled = "pool" in connection.settings_dict.get("OPTIONS", {})
+    status = Job.objects.filter(pk=job.pk).values_list("status", flat=True)
     deadline = time.monotonic() + seconds
-    while not job.is_final and (remaining := deadline - time.monotonic()) > 0:
+    while job.status not in Job.FINAL_STATUSES and (remaining := deadline - time.monotonic()) > 0:
         if pooled and not connection.in_atomic_block:
             connection.close()
         time.sleep(min(WAIT_POLL_SECONDS, remaining))
-        job.refresh_from_db()
+        if (current := status.first()) is None:
+            raise Job.DoesNotExist(f"Job {job.pk} was deleted while it was awaited.")
+        job.status = current
+    job.refresh_from_db()
     return job
 
 
@@ -132,11 +136,7 @@ def job_requeue_stale() -> int:
     requeued = 0
     for job in candidates:
         if job.status == Job.Status.RUNNING and job.heartbeat_at is not None:
-            if job.attempts >= job.max_attempts:
-                job_fail(
-                    job_id=job.pk, code="worker_lost",
-                    detail=f"The worker processing this job stopped responding {job.attempts} times.",
-                )
+            if _failed_for_lost_workers(job):
                 continue
             if job.heartbeat_at > now - lease * 2 ** max(job.attempts - 1, 0):
                 continue  # backoff: wait longer after each lost worker
@@ -149,3 +149,57 @@ def job_requeue_stale() -> int:
         logger.info("Requeued job %s (%s, attempt %s)", job.pk, job.status, job.attempts)
         requeued += 1
     return requeued
+
+
+def job_requeue_lost(*, alive) -> int:
+    """Hand on at once the running jobs whose lease holder is gone, ``alive(worker_id)`` being False,
+    instead of after their lease; returns how many. Called every few seconds by each qcluster's
+    main process for the workers of its own host (``jobs.cluster_watch``).
+
+    The lease is marked as run out, so the next claim counts the lost worker as an attempt
+    (``job_claim``); dead workers' page claims go (helpers' too), so that no page waits for them.
+    Pages they stored stay done.
+    """
+    dead_claims = [claim.pk for claim in PageClaim.objects.filter(job__status=Job.Status.RUNNING).only("worker_id")
+                   if not alive(claim.worker_id)]
+    PageClaim.objects.filter(pk__in=dead_claims).delete()  # their pages are free for the others at once
+    handed_on = 0
+    for job in Job.objects.filter(status=Job.Status.RUNNING).exclude(worker_id="").exclude(heartbeat_at=None):
+        if alive(job.worker_id) or _failed_for_lost_workers(job):
+            continue
+        expired = timezone.now() - timedelta(seconds=settings.OCR_LEASE_SECONDS + 1)
+        with transaction.atomic():
+            if Job.objects.filter(pk=job.pk, worker_id=job.worker_id, status=Job.Status.RUNNING).update(
+                    heartbeat_at=expired):
+                enqueue_job(job)
+        logger.warning("Worker %s of job %s is gone: the job is handed on (attempt %s)",
+                       job.worker_id, job.pk, job.attempts)
+        handed_on += 1
+    return handed_on
+
+
+def job_requeue_unstarted(*, cluster: str) -> int:
+    """Queue again the waiting jobs of ``cluster`` whose task is not waiting in the broker: a pusher took
+    it and its cluster ended before a worker started it (``jobs.cluster_watch``). Returns how many.
+
+    Such a task would come back only after django-q2's ``retry``; queued twice, a job still runs
+    once (``job_claim``).
+    """
+    waiting = waiting_task_ids(cluster)
+    requeued = 0
+    for job in Job.objects.filter(cluster=cluster).filter(
+            Q(status=Job.Status.QUEUED) | Q(status=Job.Status.RUNNING, heartbeat_at__isnull=True)):
+        if job.queue_task_id not in waiting:
+            with transaction.atomic():
+                enqueue_job(job)
+            requeued += 1
+    return requeued
+
+
+def _failed_for_lost_workers(job: Job) -> bool:
+    """Fail the job with ``worker_lost`` once its attempts are used up; True if it was."""
+    if job.attempts < job.max_attempts:
+        return False
+    job_fail(job_id=job.pk, code="worker_lost",
+             detail=f"The worker processing this job stopped responding {job.attempts} times.")
+    return True

@@ -38,8 +38,9 @@ from ocr_engine.schema import to_dict
 
 logger = logging.getLogger(__name__)
 
-# Transient database errors inside the page loop: tries and the first back-off (doubling).
-DB_RETRIES = 4
+# Transient database errors of a worker (a restart, a dropped connection): tries and the first
+# back-off (doubling): 15.5 s in all, a PostgreSQL restart's time and more.
+DB_RETRIES = 6
 DB_RETRY_DELAY_SECONDS = 0.5
 # How often the lease holder looks again while helpers read the job's last pages: the job
 # ends this much after its last page at worst (a few cheap reads, only at a job's end).
@@ -79,7 +80,7 @@ def job_run(*, job_id, worker_id: str, budget_seconds: float, stopping=lambda: F
         if job_claim(job_id=job_id, worker_id=worker_id) is not None:
             job_fail(job_id=job_id, code=exc.code, detail=exc.message, worker_id=worker_id)
         return
-    job = job_claim(job_id=job_id, worker_id=worker_id)
+    job = _retrying_db(job_claim, job_id=job_id, worker_id=worker_id)
     if job is None:
         return
     if job.engine != to_dict(engine.info):
@@ -88,9 +89,9 @@ def job_run(*, job_id, worker_id: str, budget_seconds: float, stopping=lambda: F
     ending = _read_pages(job, engine, worker_id, holds_lease=True,
                          out_of_time=lambda: stopping() or time.monotonic() - started > budget_seconds)
     if ending is Ending.DONE:
-        job_finish(job_id=job_id, worker_id=worker_id)
+        _retrying_db(job_finish, job_id=job_id, worker_id=worker_id)  # a blip here must not lose a read job
     elif ending is Ending.PAUSED:
-        job_release(job_id=job_id, worker_id=worker_id)
+        _retrying_db(job_release, job_id=job_id, worker_id=worker_id)
 
 
 def job_help(*, job_id, worker_id: str, budget_seconds: float, stopping=lambda: False) -> None:

@@ -20,8 +20,9 @@ from jobs.models import Document, PageResult
 logger = logging.getLogger(__name__)
 
 # Built exports (jobs.services.exports) are referenced by no row: the sweep
-# expires them an hour after they were made, stale versions included.
-SWEPT_FOLDERS = ("pages", "documents", "exports")
+# expires them an hour after they were made, stale versions included. So are uploads left
+# spooling in ".uploading" (FILE_UPLOAD_TEMP_DIR) by a web process killed mid-upload.
+SWEPT_FOLDERS = ("pages", "documents", "exports", ".uploading")
 GRACE = timedelta(hours=1)
 
 

@@ -176,6 +176,10 @@ from ocrsite.settings.ocr import *  # noqa: E402,F401,F403
 
 # --- queue (django-q2) ----------------------------------------------------
 REDIS_URL = env_str("REDIS_URL")
+# Every Redis client gives up on a host that does not answer (one that drops packets would hang
+# requests otherwise): seconds to connect, and to wait for an answer. The channel layer's own
+# blocking reads last up to 5 s, so its reads may take longer.
+REDIS_TIMEOUTS = {"socket_connect_timeout": 2, "socket_timeout": 5}
 Q_BROKER = env_str("Q_BROKER", "orm")  # "orm" (default) or "redis"
 if Q_BROKER not in ("orm", "redis"):
     raise ImproperlyConfigured(f"Q_BROKER must be 'orm' or 'redis', got {Q_BROKER!r}.")
@@ -219,7 +223,9 @@ _q_common = {
     "label": "Task queue",
 }
 if Q_BROKER == "redis":
-    _q_common["redis"] = REDIS_URL
+    # redis-py reads the time-outs from the URL's query (django-q2 connects with redis.from_url).
+    _q_common["redis"] = f"{REDIS_URL}{'&' if '?' in REDIS_URL else '?'}" + "&".join(
+        f"{name}={value}" for name, value in REDIS_TIMEOUTS.items())
 else:
     # ORM broker: the queue entry is a row in the same database, written in the same transaction
     # as the Job row, so neither can exist without the other. An idle cluster looks for new tasks
@@ -259,7 +265,8 @@ if REDIS_URL:
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             # Sites (or test runs) sharing one Redis keep apart by prefix.
-            "CONFIG": {"hosts": [REDIS_URL], "prefix": env_str("CHANNEL_LAYER_PREFIX", "asgi")},
+            "CONFIG": {"hosts": [{"address": REDIS_URL, **REDIS_TIMEOUTS, "socket_timeout": 10}],
+                       "prefix": env_str("CHANNEL_LAYER_PREFIX", "asgi")},
         }
     }
 elif DATABASES["default"]["ENGINE"].endswith("sqlite3"):
@@ -284,7 +291,7 @@ else:
 # is one; else files in shared memory (CACHE_DIR; ocrsite.env.memory_dir) or beside the database.
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
-                          "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "")}}
+                          "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", ""), "OPTIONS": REDIS_TIMEOUTS}}
 else:
     DATABASE_FILE = Path(DATABASES["default"]["NAME"])
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": env_str(
@@ -346,7 +353,7 @@ if HTTPS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = True
     # Probes inside the cluster speak plain HTTP to the container.
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^livez$", r"^metrics$"]
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)

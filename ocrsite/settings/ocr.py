@@ -41,6 +41,9 @@ OCR_TASK_BUDGET_SECONDS = env_int("OCR_TASK_BUDGET_SECONDS", 120)
 # A running job whose heartbeat (every page boundary) is older than this was abandoned by a dead
 # worker and is picked up again: it must exceed the slowest page plus engine start-up.
 OCR_LEASE_SECONDS = env_int("OCR_LEASE_SECONDS", 300)
+# Touched every few seconds by each qcluster's main process while its cluster takes work (jobs.cluster_watch):
+# the workers' liveness probe.
+OCR_CLUSTER_ALIVE_FILE = env_str("OCR_CLUSTER_ALIVE_FILE", str(Path(__file__).resolve().parents[2] / "var" / "cluster.alive"))
 # Workers besides the lease holder that may share a job's pages (more with several worker pods),
 # while each gets at least OCR_SHARE_MIN_PAGES pages.
 OCR_JOB_HELPERS = env_int("OCR_JOB_HELPERS", env_int("Q_WORKERS", 1) - 1)

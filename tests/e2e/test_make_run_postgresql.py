@@ -17,7 +17,7 @@ import pytest
 import requests
 from django.db import connection
 
-from tests.e2e.conftest import REPO, background, free_port, wait_until_serving
+from tests.e2e.conftest import background, free_port, wait_until_serving
 from tests.jobs.helpers import small_png
 from tests.ocr_engine import samples
 

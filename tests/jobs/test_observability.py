@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import socket
+from datetime import timedelta
 
 import pytest
 from django.db import connection, connections
+from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from jobs.models import Job, PageResult, WebhookDelivery
@@ -153,13 +155,28 @@ def test_readyz_is_503_while_the_database_is_unreachable(client):
     assert client.get("/readyz").status_code == 200  # and ready again once it is back
 
 
-def test_readyz_is_503_while_the_channel_layer_is_unreachable(client, settings):
+def test_readyz_stays_200_and_says_degraded_while_the_channel_layer_is_unreachable(client, settings):
+    """Live progress is down; the API is not, so the web must stay in service (a readiness probe)."""
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
                                            "CONFIG": {"hosts": [f"redis://127.0.0.1:{closed_port()}/0"]}}}
     response = client.get("/readyz")
+    assert response.status_code == 200
+    assert response.json()["status"] == "degraded"
+    assert response.json()["degraded"] == {"channel_layer": "the channel layer did not carry a message"}
+
+
+def test_livez_reports_a_cluster_whose_job_waits_while_none_of_its_jobs_runs(client):
+    assert client.get("/livez").json() == {"status": "ok"}
+    long_ago = timezone.now() - timedelta(seconds=90)
+    JobFactory(cluster=Job.Cluster.CPU, status=Job.Status.QUEUED, enqueued_at=long_ago)
+    JobFactory(cluster=Job.Cluster.GPU, pipeline=Job.Pipeline.VL, status=Job.Status.QUEUED,
+               enqueued_at=timezone.now())  # just queued: no stall
+    response = client.get("/livez")
     assert response.status_code == 503
-    assert list(response.json()["failed"]) == ["channel_layer"]
-    assert response.json()["failed"]["channel_layer"] == "the channel layer did not carry a message"
+    assert response.json()["code"] == "cluster_stalled" and list(response.json()["clusters"]) == ["cpu"]
+    # A job of the cluster runs (its lease fresh): the waiting one is behind it, not stalled.
+    JobFactory(cluster=Job.Cluster.CPU, status=Job.Status.RUNNING, heartbeat_at=timezone.now(), worker_id="w")
+    assert client.get("/livez").status_code == 200
 
 
 def test_keda_query_counts_queued_and_running_gpu_jobs():

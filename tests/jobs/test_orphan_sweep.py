@@ -43,3 +43,12 @@ def test_orphans_older_than_the_grace_are_removed(api_client, media_root):
 
 def test_the_sweep_is_scheduled_hourly():
     assert Schedule.objects.get(name="jobs.sweep_orphan_files").schedule_type == Schedule.HOURLY
+
+
+def test_an_upload_left_spooling_by_a_killed_web_process_is_swept(media_root):
+    """Uploads over 10 MB spool in MEDIA_ROOT/.uploading while Django parses them; a web process killed
+    then leaves the file, which nothing references."""
+    left = default_storage.save(".uploading/tmpab12cd.upload.pdf", ContentFile(b"half an upload"))
+    age(left, 2)
+    assert orphan_files_sweep() == [left]
+    assert not default_storage.exists(left)
