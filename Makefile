@@ -5,7 +5,7 @@ SHELL := /bin/bash
 # one with venv, else the first python3 on PATH. Debian's is built with profile-guided
 # optimisation and LTO and links libpython into the executable; pyenv's default build (first on
 # PATH on our machines) is neither, and spent a third more CPU on a submission
-# (docs/benchmarks.md, "Issue 12, the interpreter"). PYTHON=… picks another.
+# (docs/benchmarks.md, "Interpreter"). PYTHON=… picks another.
 SYSTEM_PYTHON := /usr/bin/python3.11
 PYTHON ?= $(shell $(SYSTEM_PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1 && echo $(SYSTEM_PYTHON) || echo python3)
 VENV := .venv
