@@ -335,7 +335,10 @@ def test_every_edit_and_undo_is_announced_on_the_job_stream(api_client, user, dj
         edit = api_client.delete(page_url(job, "/lines/p1-l2")).json()["correction"]
         api_client.post(f"{JOBS}/{job.pk}/corrections/{edit['id']}/undo")
 
-    events = [async_to_sync(layer.receive)(channel) for _ in range(2)]
+    async def two_events():  # in one event loop, as a consumer receives (channels-redis cleans up after each)
+        return [await layer.receive(channel) for _ in range(2)]
+
+    events = async_to_sync(two_events)()
     assert [(e["event"], e["page_number"], e["correction_id"], e["kind"], e["undone"]) for e in events] == [
         ("corrected", 1, edit["id"], "line_delete", False), ("corrected", 1, edit["id"], "line_delete", True)]
 

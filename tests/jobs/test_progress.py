@@ -25,8 +25,10 @@ def test_event_reaches_job_and_owner_groups():
 
     progress.publish(job, "page_done", page_number=1, line_count=7, region_count=2, timings={"ocr": 1.0})
 
-    for channel in (job_channel, user_channel):
-        message = async_to_sync(layer.receive)(channel)
+    async def one_each():  # in one event loop, as a consumer receives (channels-redis cleans up after each)
+        return [await layer.receive(channel) for channel in (job_channel, user_channel)]
+
+    for message in async_to_sync(one_each)():
         assert message["type"] == "job.event" and message["event"] == "page_done"
         assert message["job"]["id"] == str(job.pk) and message["job"]["status"] == "queued"
         assert (message["page_number"], message["line_count"], message["region_count"]) == (1, 7, 2)
@@ -50,5 +52,8 @@ def test_events_arrive_in_the_order_they_were_published():
     for number in range(1, 31):
         progress.publish(job, "page_done", page_number=number)
 
-    received = [async_to_sync(layer.receive)(channel)["page_number"] for _ in range(30)]
+    async def thirty():  # in one event loop, as a consumer receives (channels-redis cleans up after each)
+        return [(await layer.receive(channel))["page_number"] for _ in range(30)]
+
+    received = async_to_sync(thirty)()
     assert received == list(range(1, 31))
