@@ -51,14 +51,18 @@ SLOTS = 64  # workers a cluster may have had alive at once, replacements include
 
 IDLE, BUSY, LEFT = 0, 1, 2  # a worker's state; LEFT: it ended of its own accord
 
-_pids = _states = None  # shared Arrays, once ``install`` ran (the qcluster main process and its children)
+_pids = _states = _claims = None  # shared, once ``install`` ran (the qcluster main process and its children)
 
 
 def install() -> None:
     """Create the workers' shared states and connect django-q2's signals; call before the cluster forks."""
     global _pids, _states
     context = multiprocessing.get_context("fork")  # django-q2 forks (cluster.get_mp_context)
-    _pids, _states = context.Array(ctypes.c_int, SLOTS), context.Array(ctypes.c_int, SLOTS)
+    # Raw arrays and one lock for claiming and freeing slots only: a worker's state is written without
+    # a lock, so a worker never waits on the main process, whose stop handler (SIGINT) may interrupt it
+    # anywhere while it waits for the workers to end.
+    global _claims
+    _pids, _states, _claims = context.RawArray(ctypes.c_int, SLOTS), context.RawArray(ctypes.c_int, SLOTS), context.Lock()
     post_spawn.connect(_spawned, dispatch_uid="cluster_watch.spawned")
     pre_execute.connect(_busy, dispatch_uid="cluster_watch.busy")
     post_execute_in_worker.connect(_idle, dispatch_uid="cluster_watch.idle")
@@ -74,14 +78,18 @@ def _die_with_parent() -> None:
 
 def _slot() -> int | None:
     pid = os.getpid()
-    with _pids.get_lock():
-        for index, held in enumerate(_pids):
-            if held == pid:
-                return index
+    for index, held in enumerate(_pids):  # its own slot, which nobody frees while it lives: no lock
+        if held == pid:
+            return index
+    if not _claims.acquire(timeout=1):
+        return None
+    try:
         for index, held in enumerate(_pids):
             if not held:  # a dead worker's slot is freed by the watch, once it has seen how it ended
                 _pids[index], _states[index] = pid, IDLE
                 return index
+    finally:
+        _claims.release()
     return None  # more workers than slots: this one goes unwatched
 
 
@@ -121,7 +129,7 @@ def workers_busy() -> int:
 def died_while_idle() -> list[int]:
     """Workers that are gone, were idle, and did not end of their own accord; their slots are freed."""
     found = []
-    with _pids.get_lock():
+    with _claims:
         for index, pid in enumerate(_pids):
             if pid and not _alive(pid):
                 if _states[index] == IDLE:
