@@ -56,12 +56,11 @@ _pids = _states = _claims = None  # shared, once ``install`` ran (the qcluster m
 
 def install() -> None:
     """Create the workers' shared states and connect django-q2's signals; call before the cluster forks."""
-    global _pids, _states
+    global _pids, _states, _claims
     context = multiprocessing.get_context("fork")  # django-q2 forks (cluster.get_mp_context)
     # Raw arrays and one lock for claiming and freeing slots only: a worker's state is written without
     # a lock, so a worker never waits on the main process, whose stop handler (SIGINT) may interrupt it
     # anywhere while it waits for the workers to end.
-    global _claims
     _pids, _states, _claims = context.RawArray(ctypes.c_int, SLOTS), context.RawArray(ctypes.c_int, SLOTS), context.Lock()
     post_spawn.connect(_spawned, dispatch_uid="cluster_watch.spawned")
     pre_execute.connect(_busy, dispatch_uid="cluster_watch.busy")
@@ -112,18 +111,8 @@ def _idle(sender, **kwargs) -> None:
     _set_state(IDLE)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
-
-
 def workers_busy() -> int:
-    return sum(1 for pid, state in zip(_pids, _states) if pid and state == BUSY and _alive(pid))
+    return sum(1 for pid, state in zip(_pids, _states) if pid and state == BUSY and worker.process_alive(pid))
 
 
 def died_while_idle() -> list[int]:
@@ -131,7 +120,7 @@ def died_while_idle() -> list[int]:
     found = []
     with _claims:
         for index, pid in enumerate(_pids):
-            if pid and not _alive(pid):
+            if pid and not worker.process_alive(pid):
                 if _states[index] == IDLE:
                     found.append(pid)
                 _pids[index] = 0

@@ -133,7 +133,7 @@ def pin_to_own_cores() -> None:
     if not holders.get_lock().acquire(timeout=CORE_SHARES_LOCK_SECONDS):
         return
     try:
-        share = next((index for index, pid in enumerate(holders) if not _alive(pid)), None)
+        share = next((index for index, pid in enumerate(holders) if not process_alive(pid)), None)
         if share is None:
             return  # more workers than shares: a replacement started before its predecessor was reaped
         holders[share] = os.getpid()
@@ -143,7 +143,8 @@ def pin_to_own_cores() -> None:
     engine_thread().submit(os.sched_setaffinity, 0, own).result()
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (0: none)."""
     if not pid:
         return False
     try:
