@@ -1,7 +1,7 @@
 """Rebuild the real-page corpus (``tests/ocr_engine/data/corpus``) from Debian documentation PDFs.
 
     apt-get download r-doc-pdf debian-reference-fr debian-reference-es maint-guide-fr \
-        debian-faq-nl debian-edu-doc-nl texlive-publishers-doc
+        debian-faq-nl debian-edu-doc-nl texlive-publishers-doc libtasn1-doc
     for f in *.deb; do dpkg -x "$f" x; done
     .venv/bin/python bench/build_corpus.py x          # x: where the packages were unpacked
     .venv/bin/python bench/build_corpus.py x debfaq-nl-46   # only these pages (the manifest lists all)
@@ -34,8 +34,8 @@ PAGES = [
     ("rintro-39", "en", "usr/share/R/doc/manual/R-intro.pdf", 39, "boxed monospace data frame"),
     ("rintro-43", "en", "usr/share/R/doc/manual/R-intro.pdf", 43, "program output, stem-and-leaf plot"),
     ("rexts-120", "en", "usr/share/R/doc/manual/R-exts.pdf", 120, "monospace profiler tables"),
-    ("libtasn1-5", "en", "/usr/share/doc/libtasn1-doc/libtasn1.pdf", 5, "manual, code listing"),
-    ("libtasn1-13", "en", "/usr/share/doc/libtasn1-doc/libtasn1.pdf", 13, "manual, API reference"),
+    ("libtasn1-5", "en", "usr/share/doc/libtasn1-doc/libtasn1.pdf", 5, "manual, code listing"),
+    ("libtasn1-13", "en", "usr/share/doc/libtasn1-doc/libtasn1.pdf", 13, "manual, API reference"),
     ("shared-mime-info-4", "en", "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf", 4, "spec, lists"),
     ("shared-mime-info-9", "en", "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf", 9, "spec, table"),
     ("debfaq-nl-46", "nl", "usr/share/doc/debian/FAQ/debian-faq.nl.pdf.gz", 46, "Dutch prose, code, command boxes"),
@@ -45,6 +45,14 @@ PAGES = [
      "two-column article, table in a column, lists"),
     ("acm-sigconf-4", "en", "usr/share/doc/texlive-doc/latex/acmart/samples/sample-sigconf.pdf", 4,
      "two-column article, photo with caption, table"),
+    ("maint-fr-20", "fr", "usr/share/doc/maint-guide-fr/maint-guide.fr.pdf", 20,
+     "framed code listings between paragraphs"),
+    ("aps-5", "en", "usr/share/doc/texlive-doc/latex/revtex4-1/sample/aps/apssamp.pdf", 5,
+     "two-column article under a full-width table"),
+    ("aps-6", "en", "usr/share/doc/texlive-doc/latex/revtex4-1/sample/aps/apssamp.pdf", 6,
+     "two-column article, tables in the columns"),
+    ("rexts-20", "en", "usr/share/R/doc/manual/R-exts.pdf", 20, "dense manual page, footnotes"),
+    ("rexts-60", "en", "usr/share/R/doc/manual/R-exts.pdf", 60, "dense manual page, code between paragraphs"),
 ]
 
 

@@ -2,61 +2,25 @@
 
 Cheap, conservative corrections of what a small layout model gets wrong, and
 what a page without one still shows: page numbers, running headers, titles set
-in large type, labels in the margin. Each rule changes a block's type or
+in large type. Each rule changes a block's type or
 members in place, before reading order (``ocr_engine.normalize``).
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
-from .geometry import body_line_height, overlap_1d, union_box
+from .geometry import body_line_height, overlap_1d
+from .page_parts import Block, RawLine
 from .thresholds import (
-    BODY_SIZE_RATIO, LABEL_MAX_WORDS, MARGIN_SHARE, SAME_ROW_OVERLAP, SENTENCE_WORDS, TITLE_MAX_WORDS,
+    BODY_SIZE_RATIO, MARGIN_SHARE, SAME_ROW_OVERLAP, SENTENCE_WORDS, TITLE_MAX_WORDS,
     TITLE_SIZE_RATIO,
 )
-
-if TYPE_CHECKING:
-    from .normalize import Block, RawLine
-
-_LABEL_HOST_TYPES = ("text", "reference", "list")  # blocks a margin label joins (attach_margin_labels)
-_MARGIN_TYPES = ("header", "footer", "page_number")
-
-
-def attach_margin_labels(blocks: list["Block"], lines: list[RawLine]) -> None:
-    """A one-line label that the layout model boxed alone beside a block's line joins that block.
-
-    "[Function]" at the right margin of a signature: in its own block it is read
-    after the whole block, below the line it labels. It is a label, not a column,
-    when every other block over or under it also spans the block beside it (a
-    heading in the right column of a two-column page has its column's blocks
-    around it instead).
-    """
-    for label in blocks:
-        if label.type != "text" or len(label.members) != 1:
-            continue
-        box = lines[label.members[0]].bbox
-        if len(lines[label.members[0]].text.split()) > LABEL_MAX_WORDS:
-            continue
-        for host in blocks:
-            if host is label or host.type not in _LABEL_HOST_TYPES or not any(
-                    lines[i].bbox[2] <= box[0] and overlap_1d(lines[i].bbox[1], lines[i].bbox[3], box[1], box[3])
-                    > SAME_ROW_OVERLAP * (box[3] - box[1]) for i in host.members):
-                continue
-            around = [b for b in blocks if b is not label and b is not host and b.type not in _MARGIN_TYPES
-                      and overlap_1d(b.bbox[0], b.bbox[2], box[0], box[2]) > 0]
-            if all(overlap_1d(b.bbox[0], b.bbox[2], host.bbox[0], host.bbox[2]) > 0 for b in around):
-                host.members += label.members
-                host.bbox = union_box([host.bbox, box])
-                label.members = []
-                break
-
 
 _PAGE_NUMBER = re.compile(r"^(page|seite|página|pagina|p\.)?\s*([0-9]{1,4}|[ivxlcdm]{1,6})(\s*(/|of|von|de|sur)\s*[0-9]{1,4})?$", re.I)
 
 
-def fix_types(blocks: list["Block"], lines: list[RawLine], page_height: int) -> None:
+def fix_types(blocks: list[Block], lines: list[RawLine], page_height: int) -> None:
     """Correct two systematic layout-model mistakes with cheap, conservative rules.
 
     - A lone number in the top or bottom margin is a page number, whatever the
@@ -82,7 +46,7 @@ def fix_types(blocks: list["Block"], lines: list[RawLine], page_height: int) -> 
                 blk.type = "text"
 
 
-def mark_running_header(blocks: list["Block"], page_height: int) -> None:
+def mark_running_header(blocks: list[Block], page_height: int) -> None:
     """Without a layout model, body-size blocks in the top margin, over the rest of the page, are its header.
 
     Side by side there ("Title" at the left, "Conference, 2018" at the right of a
@@ -101,7 +65,7 @@ def mark_running_header(blocks: list["Block"], page_height: int) -> None:
             blk.type = "header"
 
 
-def mark_titles(blocks: list["Block"], lines: list[RawLine]) -> None:
+def mark_titles(blocks: list[Block], lines: list[RawLine]) -> None:
     """Without a layout model, a short block set clearly larger than body text is a title."""
     body_height = body_line_height(ln.bbox for ln in lines)
     for blk in blocks:

@@ -13,7 +13,9 @@ from pathlib import Path
 
 from . import exports
 from . import pipelines
-from .config import BACKENDS, DEFAULT_LANG, DEFAULT_SCALE, ORIENTATION_MODES, TEXT_LAYER_MODES, EngineConfig
+from .config import (
+    BACKENDS, DEFAULT_LANG, DEFAULT_PIPELINE, DEFAULT_SCALE, ORIENTATION_MODES, TEXT_LAYER_MODES, EngineConfig,
+)
 from .errors import EngineUnavailable, InputError, OcrError
 
 # The CLI says "text", the exports module and the API say "txt".
@@ -35,7 +37,7 @@ def default_models_dir() -> Path | None:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m ocr_engine", description="OCR a PDF or image with PaddleOCR.")
     parser.add_argument("file", type=Path, help="PDF, PNG, JPEG, TIFF, BMP or WebP")
-    parser.add_argument("--pipeline", choices=pipelines.names(), default=pipelines.DEFAULT_PIPELINE)
+    parser.add_argument("--pipeline", choices=pipelines.names(), default=DEFAULT_PIPELINE)
     parser.add_argument("--lang", default=DEFAULT_LANG, help=f"PaddleOCR language code (default: {DEFAULT_LANG})")
     parser.add_argument("--text-layer", choices=TEXT_LAYER_MODES, default="auto",
                         help="auto: use a PDF page's own text layer where usable; ocr: OCR every page")

@@ -6,10 +6,9 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import pipelines
 from .errors import UnsupportedOption
-from .pipelines import DEFAULT_PIPELINE
 
+DEFAULT_PIPELINE = "structure"  # one of ``ocr_engine.pipelines.names()``, which check it
 DEFAULT_LANG = "en"
 BACKENDS = ("onnxruntime", "paddle")
 DEFAULT_SCALE = 2.0  # pypdfium2 scale: 2 x 72 DPI = 144 DPI, enough for 9 pt body text
@@ -103,9 +102,6 @@ class EngineConfig:
     orientation: str = "auto"
 
     def __post_init__(self) -> None:
-        if self.pipeline not in pipelines.names():
-            raise UnsupportedOption(
-                f"Unknown pipeline {self.pipeline!r}; choose one of {', '.join(pipelines.names())}.")
         if self.backend not in BACKENDS:
             raise UnsupportedOption(f"Unknown backend {self.backend!r}; choose one of {', '.join(BACKENDS)}.")
         if self.lang not in LANGUAGES:

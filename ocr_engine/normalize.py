@@ -1,190 +1,64 @@
 """Raw PaddleOCR output -> the normalized ``schema.Page``.
 
 Both pipelines end in the same shape: regions in reading order, every line in
-exactly one region, lines in reading order. The ``ocr`` pipeline has no layout
-model, so its regions are paragraphs grouped from the lines; the ``structure``
-pipeline's layout regions get the lines that fall inside them, and lines outside
-every layout box are grouped into paragraph regions of their own (source "ocr")
-rather than dropped, so no recognised text is ever lost.
+exactly one region, lines in reading order, and both get it the same way. The
+page's blocks come from the lines' own geometry: tables of aligned cells
+(``table_rows``), paragraphs of stacked lines (``paragraphs``); columns, bands and
+their order from the XY-cut of those blocks (``reading_order``). The ``structure``
+pipeline's layout model adds evidence, not order (``layout_evidence``): its tables
+and figures hold the lines inside them, and its boxes name the other blocks' types.
+No recognised line is ever dropped.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from statistics import median
 from typing import Any
 
 import numpy as np
 
-from . import block_types, table_rows, tables
+from . import block_types, layout_evidence, table_rows, tables
 from .exports.markdown import page_markdown
 from .exports.text import page_text
-from .geometry import area, box_from_polygon, intersection, overlap_1d, polygon_from_box, rounded, union_box
+from .geometry import overlap_1d, polygon_from_box, rounded, union_box
+from .page_parts import Block, RawLine, ocr_lines
+from .paragraphs import group_paragraphs, split_paragraphs
 from .reading_order import line_order, xy_cut_order
-from .schema import Line, Page, Region, Table, Word
+from .schema import Line, Page, Region, Table
 from .spacing import restore_spaces
-from .thresholds import (
-    ALIGNED_LEFT_EDGE, ALIGNED_OVERLAP, FIRST_LINE_INDENT, FLUSH_LEFT, HEADING_HEIGHT_RATIO, LAYOUT_MATCH_IOU,
-    LIST_CONTINUATION_INDENT, MARGIN_SHARE, MIN_LINE_SHARE, PARAGRAPH_GAP, ROW_JOIN_GAP, ROW_PIECE_WIDTH,
-    SAME_ROW_OVERLAP, SHORT_LINE_SHORTFALL, STACK_GAP_MAX, STACK_GAP_MIN, TABLE_RESULT_SHARE,
-)
+from .thresholds import BAND_GAP, MARGIN_SHARE, SAME_ROW_OVERLAP
 
-# PP-DocLayout / CDLA class names -> our closed set of region types.
-LABEL_TYPES = {
-    "doc_title": "title", "paragraph_title": "title", "title": "title",
-    "text": "text", "abstract": "text", "content": "text", "aside_text": "text", "algorithm": "text",
-    "list": "list",
-    "table": "table",
-    "image": "figure", "figure": "figure", "chart": "figure", "seal": "figure",
-    "header_image": "figure", "footer_image": "figure",
-    "figure_title": "caption", "table_title": "caption", "chart_title": "caption",
-    "figure_caption": "caption", "table_caption": "caption",
-    "header": "header", "footer": "footer", "number": "page_number",
-    "footnote": "footnote", "vision_footnote": "footnote",
-    "formula": "formula", "formula_number": "formula", "equation": "formula",
-    "reference": "reference", "reference_content": "reference",
-}
 _FIRST_TYPES = ("header",)  # read before the body
 _LAST_TYPES = ("footnote", "footer", "page_number")  # read after the body, in this order
+TableSpec = tuple[Callable[[str, str], Table], Block | None]  # a table's builder (table id, region id), its block
 
 
-@dataclass
-class RawLine:
-    polygon: list[list[float]]
-    bbox: list[float]
-    text: str
-    confidence: float
-    words: list[Word] | None = None
-
-
-def ocr_lines(ocr_res: dict[str, Any], fix: Callable[[str], str] = str) -> list[RawLine]:
-    """Lines from a PaddleOCR OCR result (``rec_polys``/``rec_texts``/``rec_scores``)."""
-    polys = ocr_res.get("rec_polys") or []
-    texts = ocr_res.get("rec_texts") or []
-    scores = ocr_res.get("rec_scores") or []
-    word_texts = ocr_res.get("text_word") or []
-    word_boxes = ocr_res.get("text_word_boxes") or []
-    lines = []
-    for i, (poly, text, score) in enumerate(zip(polys, texts, scores)):
-        if not str(text).strip():
-            continue
-        polygon = [rounded(p) for p in poly]
-        words = None
-        if i < len(word_texts) and i < len(word_boxes):
-            words = _words([fix(w) for w in word_texts[i]], word_boxes[i], float(score))
-        lines.append(RawLine(polygon, rounded(box_from_polygon(polygon)), fix(str(text)), round(float(score), 4), words))
-    return lines
-
-
-def _words(texts: Sequence[str], boxes: Sequence[Any], score: float) -> list[Word] | None:
-    # PaddleOCR splits a line into words and single CJK characters; keep only
-    # real words (whitespace separators come back as their own entries).
-    words = []
-    for text, box in zip(texts, boxes):
-        if not str(text).strip():
-            continue
-        flat = box_from_polygon(box) if len(box) and hasattr(box[0], "__len__") else list(box)
-        words.append(Word(text=str(text).strip(), bbox=rounded(flat), confidence=round(score, 4)))
-    return words or None
-
-
-def group_paragraphs(lines: Sequence[RawLine]) -> list[list[int]]:
-    """Group lines into paragraphs: stacked lines of similar height with little gap between them.
-
-    Lines in different columns never join, because they must overlap
-    horizontally (or share a left edge) and lie within ~one line height.
-    """
-    if not lines:
-        return []
-    heights = [max(1.0, ln.bbox[3] - ln.bbox[1]) for ln in lines]
-    order = sorted(range(len(lines)), key=lambda i: (lines[i].bbox[1], lines[i].bbox[0]))
-    groups: list[list[int]] = []
-    # Short lines side by side on one row ("Min.  Median  Max." over program output)
-    # are pieces of that row: a line below must not stack onto one piece and carry
-    # it away from the others.
-    pieces: set[int] = set()
-    for i in order:
-        b, h = lines[i].bbox, heights[i]
-        best, best_gap = None, None
-        for g, members in enumerate(groups):
-            last = max(members, key=lambda j: lines[j].bbox[3])
-            lb, lh = lines[last].bbox, heights[last]
-            if max(h, lh) > HEADING_HEIGHT_RATIO * min(h, lh):
-                continue
-            same_row = overlap_1d(b[1], b[3], lb[1], lb[3]) > SAME_ROW_OVERLAP * min(h, lh)
-            if same_row:
-                row_gap = min(abs(b[0] - lines[j].bbox[2]) for j in members)
-                if row_gap < ROW_JOIN_GAP * h:
-                    best, best_gap = g, 0.0
-                    break
-                if max(b[2] - b[0], lb[2] - lb[0]) < ROW_PIECE_WIDTH * h:
-                    pieces.update((i, last))
-                continue
-            if last in pieces:
-                continue
-            v_gap = b[1] - lb[3]
-            x_overlap = overlap_1d(b[0], b[2], lb[0], lb[2])
-            aligned = (x_overlap > ALIGNED_OVERLAP * min(b[2] - b[0], lb[2] - lb[0])
-                       or abs(b[0] - lb[0]) < ALIGNED_LEFT_EDGE * h)
-            stacked = STACK_GAP_MIN * h <= v_gap <= STACK_GAP_MAX * max(h, lh)
-            if stacked and aligned and (best_gap is None or v_gap < best_gap):
-                best, best_gap = g, v_gap
-        if best is None:
-            groups.append([i])
-        else:
-            groups[best].append(i)
-    return groups
-
-
-_BULLET = re.compile(r"^\s*([•·▪◦●○■□–—*-]|\(?[0-9a-z]{1,3}[.)])\s")
-
-
-def split_paragraphs(block: "Block", lines: Sequence[RawLine]) -> list["Block"]:
-    """Split a layout text block into paragraphs where the line geometry says so.
-
-    Small layout models often return one box for a whole column of prose, lists
-    and code; one region per paragraph keeps Markdown, review and exports
-    readable. A new paragraph starts after a vertical gap, at a bullet, after a
-    short last line, or at a first-line indent.
-    """
-    if block.type not in ("text", "list", "reference") or len(block.members) < 3:
-        return [block]
-    order = [block.members[k] for k in line_order([lines[i].bbox for i in block.members])]
-    left = min(lines[i].bbox[0] for i in order)
-    right = max(lines[i].bbox[2] for i in order)
-    pieces: list[list[int]] = [[order[0]]]
-    for prev, cur in zip(order, order[1:]):
-        p, c = lines[prev].bbox, lines[cur].bbox
-        h = max(1.0, min(p[3] - p[1], c[3] - c[1]))
-        if overlap_1d(p[1], p[3], c[1], c[3]) > SAME_ROW_OVERLAP * h:  # same row: never a paragraph break
-            pieces[-1].append(cur)
-            continue
-        bullet = _BULLET.match(lines[cur].text) is not None
-        gap = c[1] - p[3] > PARAGRAPH_GAP * h
-        if _BULLET.match(lines[pieces[-1][0]].text):  # inside a list: items and their indented continuations
-            breaks = gap or not (bullet or c[0] > left + LIST_CONTINUATION_INDENT * h)
-        else:
-            breaks = (
-                gap or bullet
-                or (p[2] < right - SHORT_LINE_SHORTFALL * h and c[2] > p[2])  # the previous line ended short
-                or (c[0] > left + FIRST_LINE_INDENT * h and abs(p[0] - left) < FLUSH_LEFT * h)
-            )
-        if breaks:
-            pieces.append([cur])
-        else:
-            pieces[-1].append(cur)
-    if len(pieces) == 1:
-        return [block]
-    return [Block("list" if _BULLET.match(lines[piece[0]].text) else block.type, block.label,
-                   union_box(lines[i].bbox for i in piece), block.confidence, block.source, piece)
-            for piece in pieces]
+def geometry_blocks(lines: list[RawLine], held: set[int] = frozenset()) -> tuple[list[Block], list[TableSpec]]:
+    """Tables and paragraphs found from the geometry of the lines not ``held`` by another block."""
+    free = [i for i in range(len(lines)) if i not in held]
+    blocks, specs, in_tables = [], [], set()
+    for rows in table_rows.find_table_rows([lines[i].bbox for i in free], [lines[i].text for i in free]):
+        rows = [[[free[k] for k in cell] for cell in row] for row in rows]
+        members = [i for row in rows for cell in row for i in cell]
+        block = Block("table", "table", union_box(lines[i].bbox for i in members), None, "ocr", members)
+        grid = tables.grid_from_rows(
+            [[union_box(lines[i].bbox for i in cell) for cell in row] for row in rows],
+            [[" ".join(lines[i].text for i in cell) for cell in row] for row in rows])
+        specs.append((grid.with_ids, block))
+        blocks.append(block)
+        in_tables.update(members)
+    rest = [i for i in free if i not in in_tables]
+    for group in group_paragraphs([lines[i] for i in rest]):
+        members = [rest[j] for j in group]
+        paragraph = Block("text", "text", union_box(lines[i].bbox for i in members), None, "ocr", members)
+        blocks += split_paragraphs(paragraph, lines)
+    return blocks, specs
 
 
 def normalize_ocr(raw: dict[str, Any], *, page_number: int, width: int, height: int, scale: float, dpi: float | None,
                   fix: Callable[[str], str] = str, gray: np.ndarray | None = None) -> Page:
-    """``ocr`` pipeline: paragraphs grouped from lines become the regions.
+    """``ocr`` pipeline: the blocks of the geometry, typed by rules (``block_types``).
 
     ``gray``, the page image in grey levels, lets monospace lines get back the
     spaces the recogniser dropped (``spacing``)."""
@@ -192,19 +66,7 @@ def normalize_ocr(raw: dict[str, Any], *, page_number: int, width: int, height: 
     if gray is not None:
         restore_spaces(gray, lines)
     page = Page(page_number=page_number, width=width, height=height, scale=scale, dpi=dpi)
-    table_specs, in_tables = [], set()
-    for rows in table_rows.find_table_rows([ln.bbox for ln in lines], [ln.text for ln in lines]):
-        members = [i for row in rows for cell in row for i in cell]
-        block = Block("table", "table", union_box(lines[i].bbox for i in members), None, "ocr", members)
-        grid = tables.grid_from_rows(
-            [[union_box(lines[i].bbox for i in cell) for cell in row] for row in rows],
-            [[" ".join(lines[i].text for i in cell) for cell in row] for row in rows])
-        table_specs.append((grid.with_ids, block))
-        in_tables.update(members)
-    rest = [i for i in range(len(lines)) if i not in in_tables]
-    paragraphs = [Block("text", "text", union_box(lines[rest[j]].bbox for j in g), None, "ocr", [rest[j] for j in g])
-                  for g in group_paragraphs([lines[i] for i in rest])]
-    blocks = [spec[1] for spec in table_specs] + [p for blk in paragraphs for p in split_paragraphs(blk, lines)]
+    blocks, table_specs = geometry_blocks(lines)
     block_types.mark_titles(blocks, lines)
     block_types.mark_running_header(blocks, height)
     block_types.fix_types(blocks, lines, height)
@@ -214,84 +76,27 @@ def normalize_ocr(raw: dict[str, Any], *, page_number: int, width: int, height: 
 
 def normalize_structure(raw: dict[str, Any], *, page_number: int, width: int, height: int, scale: float,
                         dpi: float | None, fix: Callable[[str], str] = str, gray: np.ndarray | None = None) -> Page:
-    """``structure`` pipeline: PP-StructureV3 layout blocks plus its page-wide OCR lines (``gray``: as above)."""
+    """``structure`` pipeline: the same blocks, with PP-StructureV3's tables, figures and types (``gray``: as above)."""
     lines = ocr_lines(raw.get("overall_ocr_res") or {}, fix)
     if gray is not None:
         restore_spaces(gray, lines)
     page = Page(page_number=page_number, width=width, height=height, scale=scale, dpi=dpi)
-    det_boxes = (raw.get("layout_det_res") or {}).get("boxes") or []
-    blocks = []
-    for blk in raw.get("parsing_res_list") or []:
-        label = blk.get("block_label", "text")
-        bbox = rounded(blk["block_bbox"])
-        if area(bbox) <= 0:
-            continue
-        blocks.append(Block(LABEL_TYPES.get(label, "other"), label, bbox, _layout_score(bbox, det_boxes), "layout", []))
-    # Each line goes to the layout block holding the largest part of it. Layout
-    # boxes are often tighter than OCR line boxes (a page number's box can be
-    # smaller than its line), so containment is measured against the smaller box.
-    orphans = []
-    for i, ln in enumerate(lines):
-        overlaps = [intersection(ln.bbox, blk.bbox) for blk in blocks]
-        best = max(range(len(blocks)), key=overlaps.__getitem__, default=None)
-        if best is not None and overlaps[best] >= MIN_LINE_SHARE * min(area(ln.bbox), area(blocks[best].bbox)) > 0:
-            blocks[best].members.append(i)
-        else:
-            orphans.append(i)
-    for group in group_paragraphs([lines[i] for i in orphans]):
-        members = [orphans[j] for j in group]
-        blocks.append(Block("text", "text", union_box(lines[i].bbox for i in members), None, "ocr", members))
-    block_types.attach_margin_labels(blocks, lines)
-    blocks = [piece for blk in blocks for piece in split_paragraphs(blk, lines)]
-    # Text-like layout boxes that caught no line are false detections, not content.
-    blocks = [b for b in blocks if b.members or b.type in ("figure", "table", "formula")]
+    regions = layout_evidence.layout_regions(raw)
+    held = layout_evidence.hold_lines(regions, lines)
+    blocks, geometry_tables = geometry_blocks(lines, held)
+    layout_evidence.assign_types(blocks, regions, lines)
+    block_types.mark_titles(blocks, lines)
+    block_types.mark_running_header(blocks, height)
     block_types.fix_types(blocks, lines, height)
+    # Tables and figures the layout model found, with the lines inside them or none (a photo).
+    holders = [r for r in regions if r.type in layout_evidence.HOLDING_TYPES]
     table_specs = [(lambda tid, rid, t=t: tables.from_paddle(t, table_id=tid, region_id=rid, fix=fix),
-                    _table_block(t, blocks)) for t in raw.get("table_res_list") or []]
-    _finish(page, blocks, lines, table_specs=table_specs)
+                    layout_evidence.table_region(t, holders)) for t in raw.get("table_res_list") or []]
+    _finish(page, holders + blocks, lines, table_specs=table_specs + geometry_tables)
     return page
 
 
-@dataclass
-class Block:
-    type: str
-    label: str
-    bbox: list[float]
-    confidence: float | None
-    source: str
-    members: list[int]
-
-
-def _layout_score(bbox: Sequence[float], det_boxes: list[dict[str, Any]]) -> float | None:
-    best, best_iou = None, 0.0
-    for det in det_boxes:
-        box = det.get("coordinate") or []
-        if len(box) != 4:
-            continue
-        inter = intersection(bbox, box)
-        iou = inter / max(area(bbox) + area(box) - inter, 1.0)
-        if iou > best_iou:
-            best, best_iou = det.get("score"), iou
-    return round(float(best), 4) if best is not None and best_iou > LAYOUT_MATCH_IOU else None
-
-
-def _table_block(table_res: dict[str, Any], blocks: list[Block]) -> Block | None:
-    """The table region a PP-StructureV3 table result belongs to (most overlap with its cells)."""
-    cells = [c for c in table_res.get("cell_box_list") or [] if len(c) == 4]
-    candidates = [b for b in blocks if b.type == "table"]
-    if not candidates:
-        return None
-    if not cells:
-        return candidates[0] if len(candidates) == 1 else None
-    span = union_box(cells)
-    best = max(candidates, key=lambda b: intersection(span, b.bbox))
-    # PP-StructureV3 also runs table recognition on some non-table blocks (lists,
-    # boxed notes): their results overlap no table region and must not claim one.
-    return best if intersection(span, best.bbox) > TABLE_RESULT_SHARE * area(span) else None
-
-
-def _finish(page: Page, blocks: list[Block], lines: list[RawLine], *,
-            table_specs: list[tuple[Callable[[str, str], Table], Block | None]]) -> None:
+def _finish(page: Page, blocks: list[Block], lines: list[RawLine], *, table_specs: list[TableSpec]) -> None:
     """Order blocks and lines, assign ids, build tables (each spec: a builder taking
     the table id and region id, and the block it belongs to) and texts."""
     # A page number in the top margin is read with the running header, one at the bottom last.
@@ -308,7 +113,17 @@ def _finish(page: Page, blocks: list[Block], lines: list[RawLine], *,
     # Half a line height: skew on a scan narrows a column gap across a whole page
     # (0.8 degrees takes ~18 px off over an A4 column at 144 DPI).
     col_gap = max(4.0, 0.5 * median(heights))
-    body = [body[i] for i in xy_cut_order([b.bbox for b in body], min_col_gap=col_gap)]
+    # The geometry orders what holds text, by the lines' own boxes: a layout box drawn over
+    # two columns would stop the cut between them. A box without text (a photo) then goes
+    # before the first block under its top that it stands over.
+    text = [b for b in body if b.members]
+    body = [text[i] for i in xy_cut_order([_lines_box(b, lines) for b in text], min_col_gap=col_gap,
+                                          band_gap=BAND_GAP * median(heights))]
+    for empty in sorted((b for b in blocks if not b.members and b not in top and b not in last),
+                        key=lambda b: b.bbox[1]):
+        at = next((k for k, b in enumerate(body) if b.bbox[1] >= empty.bbox[1]
+                   and overlap_1d(b.bbox[0], b.bbox[2], empty.bbox[0], empty.bbox[2]) > 0), len(body))
+        body.insert(at, empty)
     top = [top[i] for i in line_order([b.bbox for b in top])]  # running title, then its page number
     ordered = top + body + last
 
@@ -347,6 +162,10 @@ def _finish(page: Page, blocks: list[Block], lines: list[RawLine], *,
             source=blk.source,
         ))
     refresh_texts(page)
+
+
+def _lines_box(block: Block, lines: list[RawLine]) -> list[float]:
+    return union_box(lines[i].bbox for i in block.members)
 
 
 def refresh_texts(page: Page) -> None:

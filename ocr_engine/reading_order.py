@@ -16,19 +16,25 @@ from .geometry import Box, overlap_1d
 from .thresholds import PROSE_WORDS
 
 
-def xy_cut_order(boxes: Sequence[Box], *, min_col_gap: float = 8.0, min_row_gap: float = 1.0) -> list[int]:
-    """Indices of ``boxes`` in reading order."""
-    return _cut(list(range(len(boxes))), boxes, min_col_gap, min_row_gap)
+def xy_cut_order(boxes: Sequence[Box], *, min_col_gap: float = 8.0, min_row_gap: float = 1.0,
+                 band_gap: float = float("inf")) -> list[int]:
+    """Indices of ``boxes`` in reading order; a blank strip across the page ``band_gap`` high
+    or more is cut first, before columns."""
+    return _cut(list(range(len(boxes))), boxes, min_col_gap, min_row_gap, band_gap)
 
 
-def _cut(idx: list[int], boxes: Sequence[Box], min_col_gap: float, min_row_gap: float) -> list[int]:
+def _cut(idx: list[int], boxes: Sequence[Box], min_col_gap: float, min_row_gap: float, band_gap: float) -> list[int]:
     if len(idx) <= 1:
         return idx
-    groups = _columns(idx, boxes, min_col_gap)
+    # A blank strip across the whole group this high comes before columns: notes or
+    # references set in two columns of their own under a two-column body are read after it.
+    groups = _split(idx, boxes, 1, band_gap) if band_gap < float("inf") else [idx]
+    if len(groups) == 1:
+        groups = _columns(idx, boxes, min_col_gap)
     if len(groups) == 1:
         groups = _bands(idx, boxes, min_col_gap, min_row_gap)
     if len(groups) > 1:
-        return [i for group in groups for i in _cut(group, boxes, min_col_gap, min_row_gap)]
+        return [i for group in groups for i in _cut(group, boxes, min_col_gap, min_row_gap, band_gap)]
     # No clean cut: overlapping blocks. Fall back to rows of blocks whose tops are
     # within a line of each other (a row split into pieces), left to right in a row.
     rows: list[list[int]] = []

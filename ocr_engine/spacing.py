@@ -17,14 +17,10 @@ recogniser did read fall between runs. Proportional text almost never passes
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
+from .page_parts import RawLine
 from .schema import Word
-
-if TYPE_CHECKING:
-    from .normalize import RawLine
 
 MIN_RUN = 6  # only lines with a run of this many characters without a space are looked at
 SPACE_GAP_CELLS = 0.85  # a gap between two characters' ink this wide or wider holds a space

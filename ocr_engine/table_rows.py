@@ -102,10 +102,12 @@ def _table_rows(run: list[list[int]], boxes: Sequence[Box], texts: Sequence[str]
 
     members = [i for row in run for i in row]
     labels = [i for i in members if column(i) == 0 and abs(boxes[i][0] - starts[0]) < h]
-    # A label that wraps: a first-column line right under another one, starting in lower case.
+    # A label that wraps: a first-column line right under another one, at the leading of one
+    # paragraph (a gap of a few pixels), starting in lower case. Rows of one-word labels in
+    # lower case ("color", "dict" over a list of directories) are further apart, by the cells' padding.
     heads: list[list[int]] = []
     for i in sorted(labels, key=centre):
-        if heads and boxes[i][1] - boxes[heads[-1][-1]][3] < 0.6 * h and texts[i][:1].islower():
+        if heads and boxes[i][1] - boxes[heads[-1][-1]][3] < 0.3 * h and texts[i][:1].islower():
             heads[-1].append(i)
         else:
             heads.append([i])

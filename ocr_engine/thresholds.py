@@ -5,7 +5,7 @@ of a page or of a box. Changing one changes reading order and grouping: rerun
 ``bench/compare.py --cache`` on the real-page corpus.
 """
 
-# A line belongs to the region holding most of it; below this share it is an orphan.
+# A line belongs to the layout box holding this share of it or more (layout_evidence).
 MIN_LINE_SHARE = 0.5
 
 # Line geometry, in line heights (h) unless said otherwise.
@@ -17,6 +17,7 @@ ALIGNED_OVERLAP = 0.3  # horizontal overlap (share of the narrower line) that st
 ALIGNED_LEFT_EDGE = 1.5  # ... or left edges this close
 STACK_GAP_MIN, STACK_GAP_MAX = -0.3, 0.9  # vertical gap between stacked lines of one paragraph
 PARAGRAPH_GAP = 0.8  # a larger gap between two lines starts a paragraph
+BAND_GAP = 3  # a blank strip across the page this high ends a band of columns (reading_order._bands)
 LIST_CONTINUATION_INDENT = 0.5  # a list item's next line indented this much continues it
 SHORT_LINE_SHORTFALL = 4  # a line ending this far before the block's right edge ends its paragraph
 FIRST_LINE_INDENT = 1.2  # an indent this deep under a line flush left starts a paragraph
@@ -28,7 +29,6 @@ BODY_SIZE_RATIO = 1.1  # a "title" no taller than this times body text, reading 
 SENTENCE_WORDS = 12  # ... or longer than this many words
 TITLE_SIZE_RATIO = 1.3  # without a layout model, a short block this much taller than body text is a title
 TITLE_MAX_WORDS = 15
-LABEL_MAX_WORDS = 2  # a block of one line this short beside another block's line may be its margin label
 PROSE_WORDS = 5  # words in a line of running text; table cells and labels have fewer (text_columns)
 LAYOUT_MATCH_IOU = 0.5  # a region takes the layout model's score from the box it overlaps this much
 TABLE_RESULT_SHARE = 0.5  # a table result belongs to the table region holding this share of its cells' span

@@ -18,7 +18,7 @@ from jobs.selectors.results import page_with_corrections
 from jobs.selectors import job_queue_position
 from ocr_engine import exports, pipelines
 from ocr_engine.config import DEFAULT_LANG
-from ocr_engine.pipelines import DEFAULT_PIPELINE
+from ocr_engine.config import DEFAULT_PIPELINE
 from ocr_engine.schema import to_dict
 
 

@@ -31,7 +31,7 @@ from jobs.api.throttles import SubmitRateThrottle
 from jobs.models import Job, PageResult
 from jobs.queue import cluster_for
 from ocr_engine import exports, pipelines
-from ocr_engine.config import DEFAULT_LANG
+from ocr_engine.config import DEFAULT_LANG, DEFAULT_PIPELINE
 
 ERROR = inline_serializer("Error", {"code": serializers.CharField(), "detail": serializers.CharField()})
 
@@ -225,7 +225,7 @@ class PipelinesView(APIView):
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request):
         return Response({
-            "default": pipelines.DEFAULT_PIPELINE,
+            "default": DEFAULT_PIPELINE,
             "pipelines": [
                 {"name": p.name, "label": p.label, "needs_gpu": p.needs_gpu, "description": p.label,
                  "cluster": cluster_for(p.name), "available": not p.needs_gpu or settings.OCR_GPU_CLUSTER}

@@ -19,14 +19,13 @@ from jobs.services.documents import CheckedDocument, Upload, document_check, doc
 from jobs.services.quotas import Quotas, Usage, quota_check, stored_bytes_change
 from jobs.urlguard import check_public_url, fetch_url
 from ocr_engine import pipelines
-from ocr_engine.config import DEFAULT_LANG
+from ocr_engine.config import DEFAULT_LANG, DEFAULT_PIPELINE
 from ocr_engine.errors import GpuRequired
-from ocr_engine.pipelines import DEFAULT_PIPELINE
 
 
 def job_options_check(*, pipeline: str, lang: str, text_layer: str = "auto", orientation: str = "auto") -> None:
     """Raise UnsupportedOption / GpuRequired for options this server cannot run."""
-    # EngineConfig validates every option
+    # The registry knows the pipelines, EngineConfig checks every other option.
     engine_config(pipeline, lang).with_(text_layer=text_layer, orientation=orientation)
     if pipelines.get(pipeline).needs_gpu and not settings.OCR_GPU_CLUSTER:
         raise GpuRequired(

@@ -8,7 +8,7 @@ from django.conf import settings
 from jobs.engines.config import available_languages
 from ocr_engine import pipelines
 from ocr_engine.config import DEFAULT_LANG
-from ocr_engine.pipelines import DEFAULT_PIPELINE
+from ocr_engine.config import DEFAULT_PIPELINE
 
 class MultipleFileInput(forms.ClearableFileInput):
     allow_multiple_selected = True

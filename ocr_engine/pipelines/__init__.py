@@ -8,10 +8,9 @@ registry, so adding a pipeline is adding a module and one line below.
 
 from __future__ import annotations
 
+from ..errors import UnsupportedOption
 from . import ocr, structure, vl
 from .base import Pipeline
-
-DEFAULT_PIPELINE = "structure"
 
 _REGISTRY: dict[str, Pipeline] = {}
 
@@ -27,8 +26,11 @@ def unregister(name: str) -> None:
 
 
 def get(name: str) -> Pipeline:
-    """The pipeline called ``name``; ``KeyError`` when there is none."""
-    return _REGISTRY[name]
+    """The pipeline called ``name``; ``UnsupportedOption`` when there is none."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UnsupportedOption(f"Unknown pipeline {name!r}; choose one of {', '.join(_REGISTRY)}.") from None
 
 
 def all() -> list[Pipeline]:  # noqa: A001 - the registry's natural verb

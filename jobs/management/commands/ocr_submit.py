@@ -16,7 +16,7 @@ from jobs.models import Job
 from jobs.services import job_create
 from ocr_engine import exports
 from ocr_engine.config import DEFAULT_LANG, ORIENTATION_MODES, TEXT_LAYER_MODES
-from ocr_engine.pipelines import DEFAULT_PIPELINE
+from ocr_engine.config import DEFAULT_PIPELINE
 from ocr_engine.pipelines import names as pipeline_names
 from ocr_engine.errors import OcrError
 
