@@ -12,6 +12,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from rest_framework.authtoken.models import TokenProxy
 
 from ocr_engine import pipelines
 
@@ -269,6 +270,24 @@ class UserSettings(models.Model):
 
     def __str__(self) -> str:
         return f"settings of {self.user}"
+
+
+class ApiToken(TokenProxy):
+    """A user's API token as the admin (``jobs.admin.ApiTokenAdmin``) shows it: by the start of its key.
+
+    DRF's tokens are named by their whole key (``str(token)``), and the admin names objects that way on
+    every page (titles, breadcrumbs, history, messages, its log), so anyone who may view tokens could act
+    as their owners. DRF's ``TokenProxy`` keeps the key out of the admin's URLs (its pk is the user's id).
+    """
+
+    SHOWN_CHARACTERS = 8  # of 40 hex digits: 128 bits stay unknown
+
+    class Meta:
+        proxy = True
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{(self.key or '')[:self.SHOWN_CHARACTERS]}…"
 
 
 class StorageUsage(models.Model):

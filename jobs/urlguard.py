@@ -72,12 +72,34 @@ def resolve_public(url: str) -> Target:
     addresses = [info[4][0].split("%", 1)[0] for info in infos]
     if not settings.OCR_ALLOW_PRIVATE_URLS:
         for address in addresses:
-            parsed = ipaddress.ip_address(address)
-            if not parsed.is_global or parsed.is_multicast:
+            if not is_public(address):
                 raise UrlNotAllowed(
                     f"{parts.hostname} resolves to a private, loopback, link-local or reserved address; refused.")
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return Target(url=url, scheme=parts.scheme, host=parts.hostname, port=port, address=addresses[0], path=path)
+
+
+# IPv6 addresses that carry an IPv4 one in their last 32 bits, which a gateway on the way may deliver to:
+# NAT64's well-known prefix (RFC 6052), IPv4-compatible (::a.b.c.d), -mapped and -translated (RFC 2765).
+# Python's is_global judges only some of them, and differently from version to version.
+_IPV4_IN_LAST_32_BITS = [ipaddress.ip_network(n)
+                         for n in ("64:ff9b::/96", "::/96", "::ffff:0:0/96", "::ffff:0:0:0/96")]
+# Refused whole, as their IPv4 address cannot be judged from here: local-use NAT64 (RFC 8215: the operator
+# chooses where in it the IPv4 address sits) and Teredo (RFC 4380: a tunnel to an obfuscated IPv4 client).
+_UNJUDGEABLE = [ipaddress.ip_network(n) for n in ("64:ff9b:1::/48", "2001::/32")]
+
+
+def is_public(address: str) -> bool:
+    """Whether ``address`` is a public unicast one; an IPv6 form of an IPv4 address is judged by that IPv4 address."""
+    ip = ipaddress.ip_address(address)
+    if ip.version == 6:
+        if any(ip in network for network in _UNJUDGEABLE):
+            return False
+        if any(ip in network for network in _IPV4_IN_LAST_32_BITS):
+            ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        elif ip.sixtofour:  # 2002:a.b.c.d::/48 (RFC 3056): relays deliver to a.b.c.d
+            ip = ip.sixtofour
+    return ip.is_global and not ip.is_multicast
 
 
 def check_public_url(url: str) -> None:

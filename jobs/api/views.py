@@ -10,7 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -27,6 +27,7 @@ from jobs.api.serializers import (
     JobWaitSerializer,
     PageSerializer,
 )
+from jobs.api.parsers import JSONParser
 from jobs.api.throttles import SubmitRateThrottle
 from jobs.models import Job, PageResult
 from jobs.queue import cluster_for

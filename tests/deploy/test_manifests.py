@@ -205,6 +205,18 @@ def test_the_web_port_is_the_same_everywhere():
     assert service_port["targetPort"] in ports
 
 
+def test_the_web_takes_client_addresses_from_its_proxy_only():
+    """Lockout, throttles and logs see the address uvicorn resolves: X-Forwarded-For believed from the proxy's
+    address (compose) or the ingress controllers' network (Kubernetes), FORWARDED_ALLOW_IPS."""
+    web, proxy = compose()["services"]["web"], compose()["services"]["proxy"]
+    assert "--proxy-headers" in web["command"]
+    assert web["environment"]["FORWARDED_ALLOW_IPS"] == proxy["networks"]["default"]["ipv4_address"]
+    [container] = pod_specs()["ocr-web"]["containers"]
+    assert "--proxy-headers" in container["command"]
+    assert k8s("ConfigMap")["ocr-config"]["data"]["FORWARDED_ALLOW_IPS"]
+    assert {"configMapRef": {"name": "ocr-config"}} in container["envFrom"]
+
+
 # --- environment -----------------------------------------------------------------
 
 def assert_read_by_the_project(name: str, where: str) -> None:

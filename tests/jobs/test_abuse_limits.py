@@ -168,3 +168,17 @@ def test_login_locks_after_repeated_failures(client, user):
     locked = client.post("/accounts/login/", {"username": "alice", "password": "pw-alice"})
     assert locked.status_code == 429  # even the right password, until the cool-off ends
     assert "_auth_user_id" not in client.session
+
+
+def test_a_forwarded_for_header_changes_no_clients_address(client, user, settings):
+    """The web server alone puts a forwarded address in REMOTE_ADDR (FORWARDED_ALLOW_IPS): lockout and
+    throttles read no header (tests/e2e/test_proxy.py: behind the real nginx)."""
+    for n in range(5):
+        client.post("/accounts/login/", {"username": "alice", "password": "wrong"},
+                    HTTP_X_FORWARDED_FOR=f"198.51.100.{n}")
+    locked = client.post("/accounts/login/", {"username": "alice", "password": "pw-alice"},
+                         HTTP_X_FORWARDED_FOR="198.51.100.99")
+    assert locked.status_code == 429
+    settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "anon": "2/min"}
+    codes = [client.get("/api/v1/jobs", HTTP_X_FORWARDED_FOR=f"198.51.100.{n}").status_code for n in range(3)]
+    assert codes == [401, 401, 429]

@@ -13,10 +13,12 @@ import threading
 import time
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from jobs import urlguard
 from jobs.errors import UrlFetchFailed, UrlNotAllowed, UrlTimedOut
 from ocr_engine.errors import FileTooLarge
+from tests.jobs.helpers import small_png
 
 
 class Site:
@@ -147,3 +149,30 @@ def test_errors_name_no_address_or_exception(settings):
     with pytest.raises(UrlFetchFailed) as failed:
         urlguard.fetch_url(f"http://127.0.0.1:{closed}/x", max_bytes=100, timeout=2)
     assert failed.value.message == "The connection to the server failed."
+
+
+# IPv6 spellings that reach a private IPv4 address on a network with a gateway for them, and Teredo.
+HIDDEN_PRIVATE = [
+    "64:ff9b::a0a:1",  # NAT64 well-known prefix: 10.10.0.1
+    "64:ff9b:1::a0a:1",  # local-use NAT64
+    "::127.0.0.1",  # IPv4-compatible
+    "::ffff:169.254.169.254",  # IPv4-mapped
+    "::ffff:0:7f00:1",  # IPv4-translated: 127.0.0.1
+    "2002:a00:1::1",  # 6to4 of 10.0.0.1
+    "2001:0:4136:e378:8000:63bf:3fff:fdd2",  # Teredo
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("address", HIDDEN_PRIVATE)
+def test_ipv6_forms_of_private_ipv4_addresses_are_refused(api_client, settings, address):
+    settings.OCR_ALLOW_PRIVATE_URLS = False
+    response = api_client.post("/api/v1/jobs", {"file": SimpleUploadedFile("note.png", small_png()),
+                                                "webhook_url": f"http://[{address}]/hook"}, format="multipart")
+    assert response.status_code == 400 and response.json()["code"] == "url_not_allowed"
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::808:808", "::ffff:8.8.8.8", "2002:808:808::1", "2606:4700::1111"])
+def test_ipv6_forms_of_public_ipv4_addresses_pass(settings, address):
+    settings.OCR_ALLOW_PRIVATE_URLS = False
+    urlguard.check_public_url(f"http://[{address}]/doc.pdf")  # raises for a refused address
