@@ -18,11 +18,17 @@ from ocr_engine import pipelines
 
 
 class Document(models.Model):
-    """An uploaded file as received, after validation; immutable once stored."""
+    """An uploaded file as received, after validation; immutable once stored.
+
+    A ``file_url`` submission makes its Document before the file is there: ``source_url``
+    set, ``file`` empty (and the fields about the file blank) until a worker has downloaded
+    and checked it (jobs.services.fetching).
+    """
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ocr_documents")
     # Stored under a random name: the user's file name never reaches the filesystem.
-    file = models.FileField(upload_to="documents/%Y/%m/")
+    file = models.FileField(upload_to="documents/%Y/%m/", blank=True)
+    source_url = models.URLField(max_length=2000, blank=True)  # the file_url it is (to be) downloaded from
     original_name = models.CharField(max_length=255)
     sha256 = models.CharField(max_length=64)
     media_type = models.CharField(max_length=64)

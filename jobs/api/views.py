@@ -83,7 +83,9 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         request={"multipart/form-data": JobCreateSerializer, "application/json": JobCreateSerializer},
         responses={202: JobSerializer, 200: JobSerializer, 400: ERROR, 413: ERROR, 415: ERROR, 422: ERROR},
         description="Queue a job. 202 with the new job and a Location header; 200 with `reused: true` "
-        "when the same file and options were submitted within the dedup window.",
+        "when the same file and options were submitted within the dedup window. A `file_url` is checked here "
+        "(http(s), no credentials, public addresses) and downloaded by a worker: the job's pages are known, "
+        "and a download or file error fails the job, after that.",
     )
     def create(self, request, *args, **kwargs):
         form = JobCreateSerializer(data=request.data)

@@ -97,7 +97,8 @@ def job_delete(*, job: Job) -> None:
     with transaction.atomic():
         job.delete()
         if not document.jobs.exists():
-            names.append(document.file.name)
+            if document.file:  # a file_url job's is empty until its file is downloaded
+                names.append(document.file.name)
             document.delete()
             stored_bytes_change(document.owner_id, -document.size_bytes)
         transaction.on_commit(lambda: storage_delete(names, folder=f"pages/{job_id}"))

@@ -11,7 +11,7 @@ from django.test import Client
 
 from jobs.api.views import JobViewSet
 from jobs.models import Document, Job
-from jobs.services.documents import _clean_name
+from jobs.services.documents import clean_file_name
 from tests.jobs.helpers import page_record, small_png
 from tests.jobs.test_api import run_pages
 
@@ -67,8 +67,8 @@ def test_hostile_file_names_cannot_add_header_parameters(api_client):
 
 
 def test_control_characters_are_stripped_from_file_names():
-    assert _clean_name("../report\r\n\x00.pdf") == "report.pdf"
-    assert _clean_name("\r\n") == "document"
+    assert clean_file_name("../report\r\n\x00.pdf") == "report.pdf"
+    assert clean_file_name("\r\n") == "document"
 
 
 @pytest.mark.django_db
