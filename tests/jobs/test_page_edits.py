@@ -384,7 +384,7 @@ def test_without_a_worker_a_reread_ends_in_503_and_nothing_is_stored(api_client,
 def test_pages_read_before_the_review_queue_kept_their_low_lines_have_them_counted(user):
     """Migration 0011 fills the low-confidence line ids of the pages that were stored before it."""
     executor = MigrationExecutor(connection)
-    before, after = [("jobs", "0010_storage_usage")], [("jobs", "0011_page_low_confidence_lines")]
+    before = [("jobs", "0010_storage_usage")]
     job = two_region_job(user, confidence=0.5)
     executor.migrate(before)
     try:
@@ -394,5 +394,5 @@ def test_pages_read_before_the_review_queue_kept_their_low_lines_have_them_count
         page.save()
     finally:
         executor.loader.build_graph()
-        executor.migrate(after)
+        executor.migrate(executor.loader.graph.leaf_nodes())  # through 0011, to the models the test reads with
     assert PageResult.objects.get(job=job).low_confidence_lines == ["p1-l2"]
