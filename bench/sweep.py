@@ -22,6 +22,8 @@ on this machine, then sends, as an attacker would:
 * throttling: a burst of anonymous requests gets 429 with ``Retry-After``, and
   repeated wrong passwords lock the login, though each request names another
   client in ``X-Forwarded-For`` (only a trusted proxy's is believed).
+* the upload form refuses more files a post than it takes (400) and, its files spending the
+  submit rate, bursts of them (429 with ``Retry-After`` and a sentence saying when).
 
 DNS rebinding, slow-drip and gzip-bomb URLs need a hostile server on a public
 address; with the default SSRF guard a local one is refused before any byte
@@ -272,6 +274,34 @@ def throttling(sweep: Sweep) -> None:
                  f"HTTP {reply.status_code} after 7 wrong passwords")
 
 
+def upload_form_limits(sweep: Sweep, web: requests.Session) -> None:
+    """The upload form: at most its number of files a post, and each file spends a job of the submit rate.
+
+    Bursts of files no reader accepts, so that the server stores and reads nothing while the budget runs out.
+    """
+    page = web.get(f"{sweep.url}/upload/", timeout=30).text
+    most = int(re.search(r"up to (\d+) at once", page).group(1))
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+
+    def post(count: int) -> requests.Response:
+        files = [("files", (f"junk-{n}.png", b"not an image %d" % n, "image/png")) for n in range(count)]
+        return web.post(f"{sweep.url}/upload/", files=files, timeout=60, headers={"Referer": f"{sweep.url}/upload/"},
+                        data={"csrfmiddlewaretoken": token, "pipeline": "ocr", "lang": "en"})
+
+    reply = post(most + 1)
+    sweep.expect(f"upload form with {most + 1} files",
+                 reply.status_code == 400 and f"At most {most} files" in reply.text, f"HTTP {reply.status_code}")
+    statuses = []
+    while len(statuses) < 40 and 429 not in statuses:
+        reply = post(most)
+        statuses.append(reply.status_code)
+    sweep.expect("upload form bursts are throttled", statuses[-1] == 429, f"{len(statuses)} posts of {most} files: "
+                 f"{Counter(statuses)}")
+    sweep.expect("the form's 429 says when to retry", statuses[-1] != 429 or (
+        "Retry-After" in reply.headers and "Try again in" in reply.text), reply.headers.get("Retry-After", "none"))
+    sweep.expect("refused files before the limit are 400s", set(statuses[:-1]) <= {400}, str(Counter(statuses)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default="http://127.0.0.1:8000")
@@ -296,6 +326,7 @@ def main() -> None:
     csrf(sweep, a_web, reference)
     deep_json(sweep, a, reference)
     throttling(sweep)
+    upload_form_limits(sweep, b_web)  # the other user's budget: the sweep submits nothing after it
 
     print(f"\n{sweep.checks} checks in {time.monotonic() - started:.0f} s against {sweep.url}: "
           f"{len(sweep.problems)} problem(s)")

@@ -162,6 +162,7 @@ class PageResult(models.Model):
     scale = models.FloatField(null=True, blank=True)
     image = models.FileField(upload_to=_page_upload_to, blank=True)  # the page as the engine saw it (JPEG)
     thumbnail = models.FileField(upload_to=_page_upload_to, blank=True)  # small WebP for page strips
+    stored_bytes = models.BigIntegerField(default=0)  # of image + thumbnail, counted in the owner's StorageUsage
     raw = models.JSONField(null=True, blank=True)  # PaddleOCR's own output (numpy -> lists, nothing else)
     normalized = models.JSONField(null=True, blank=True)  # ocr_engine.schema.to_dict(Page)
     line_count = models.PositiveIntegerField(default=0)
@@ -257,6 +258,19 @@ class PageEdit(models.Model):
         return f"{self.page} {self.kind} #{self.pk}"
 
 
+class ExportFile(models.Model):
+    """An export a worker built and stored (``jobs.services.exports``), until the orphan sweep expires it
+    or its job is deleted: its bytes count in the owner's ``StorageUsage`` meanwhile."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="export_files")
+    name = models.CharField(max_length=255, unique=True)  # in the default storage
+    size_bytes = models.BigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
 def new_webhook_secret() -> str:
     return secrets.token_hex(32)
 
@@ -269,7 +283,8 @@ class UserSettings(models.Model):
     max_pages_per_day = models.PositiveIntegerField(null=True, blank=True, help_text=(
         "Pages this user may submit in any 24 hours. Empty: the site default; 0: no limit."))
     max_storage_bytes = models.PositiveBigIntegerField(null=True, blank=True, help_text=(
-        "Bytes of uploaded documents this user may keep. Empty: the site default; 0: no limit."))
+        "Bytes this user may keep stored: documents, page images, built exports. Empty: the site default; "
+        "0: no limit."))
 
     class Meta:
         verbose_name_plural = "user settings"
@@ -297,7 +312,8 @@ class ApiToken(TokenProxy):
 
 
 class StorageUsage(models.Model):
-    """The bytes of a user's stored documents, changed with each document stored or deleted.
+    """The bytes a user keeps stored (documents, page images and thumbnails, built exports), changed with
+    each of them stored or deleted.
 
     The storage quota reads this one row inside the submission's write transaction: summing
     every document there took 1.5 ms at 10,000 documents and 12 ms at 100,000, with the

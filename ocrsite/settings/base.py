@@ -349,8 +349,15 @@ FILE_UPLOAD_HANDLERS = ["jobs.uploads.HashingMemoryFileUploadHandler", "jobs.upl
 FILE_UPLOAD_TEMP_DIR = str(MEDIA_ROOT / ".uploading")
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)  # Django's checks want it to exist
 
-# /metrics needs "Authorization: Bearer <METRICS_TOKEN>" when set.
+# /metrics needs "Authorization: Bearer <METRICS_TOKEN>" when set. Without one it is public, which a
+# deployment must say it wants (METRICS_PUBLIC=true): a forgotten token must not leave it open. The
+# embedded default is one machine's site, served on loopback by `make run` (which turns this off when
+# HOST opens it to others).
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+METRICS_PUBLIC = env_bool("METRICS_PUBLIC", EMBEDDED)
+if not METRICS_TOKEN and not METRICS_PUBLIC and not DEBUG:
+    raise ImproperlyConfigured("METRICS_TOKEN is not set, so /metrics would be public. Set METRICS_TOKEN (Prometheus "
+                               "sends it as a Bearer token), or METRICS_PUBLIC=true to serve /metrics to anyone.")
 # Scrapes within this many seconds share one collection: the figures are
 # full-table aggregates, and /metrics may be reachable by more than Prometheus.
 METRICS_CACHE_SECONDS = env_float("METRICS_CACHE_SECONDS", 5.0)

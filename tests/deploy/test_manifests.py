@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import shlex
+import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -272,6 +275,32 @@ def test_the_operations_guide_documents_every_variable():
 def secret_examples() -> dict[str, dict]:
     path = DOCKER / "k8s" / "secret.example.yaml"
     return {doc["metadata"]["name"]: doc for doc in yaml.safe_load_all(path.read_text())}
+
+
+def test_kubernetes_serves_https_only_with_hsts_secure_cookies_and_a_metrics_token(tmp_path):
+    """The web pod's environment (ConfigMap, the filled-in Secret, its own env) through the real settings:
+    what Django then sends, and `check --deploy` clean."""
+    [container] = pod_specs()["ocr-web"]["containers"]
+    env = {**k8s("ConfigMap")["ocr-config"]["data"], **secret_examples()["ocr-secrets"]["stringData"],
+           **{e["name"]: e["value"] for e in container["env"] if "value" in e}}
+    assert env["HTTPS"] == "true" and env["METRICS_TOKEN"] == "" and "METRICS_PUBLIC" not in env
+    # Filled in as the Secret's comments ask; the database and Redis are local ones (nothing connects).
+    env.update(SECRET_KEY="a-real-deployment-key-" + "x" * 40, METRICS_TOKEN="a-real-scrape-token",
+               DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3", REDIS_URL="redis://127.0.0.1:6379/15",
+               ALLOWED_HOSTS=env["ALLOWED_HOSTS"].replace("$(POD_IP)", "10.1.2.3"))
+    shown = "SECURE_SSL_REDIRECT, SECURE_HSTS_SECONDS, SESSION_COOKIE_SECURE, CSRF_COOKIE_SECURE"
+    booted = subprocess.run([sys.executable, "-c", f"from ocrsite.settings.base import {shown}; print({shown})"],
+                            cwd=REPO, env={"PATH": os.environ["PATH"], **env}, capture_output=True, text=True,
+                            timeout=60)
+    assert booted.stdout.split() == ["True", "31536000", "True", "True"], booted.stderr
+    checked = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=REPO,
+                             env={"PATH": os.environ["PATH"], **env}, capture_output=True, text=True, timeout=120)
+    assert checked.returncode == 0 and "no issues" in checked.stdout, checked.stderr + checked.stdout
+
+    unfilled = subprocess.run([sys.executable, "-c", "import ocrsite.settings.base"], cwd=REPO,
+                              env={"PATH": os.environ["PATH"], **env, "METRICS_TOKEN": ""}, capture_output=True,
+                              text=True, timeout=60)
+    assert unfilled.returncode != 0 and "METRICS_TOKEN is not set" in unfilled.stderr
 
 
 def test_volumes_are_claimed():
