@@ -66,10 +66,15 @@ system-deps:
 # WebSockets in WEB_CONCURRENCY processes, restarting any that dies; forwarded headers
 # are trusted only from FORWARDED_ALLOW_IPS (uvicorn reads it), none by default. The worker
 # cluster is started again whenever it ends other than by a stop (jobs/cluster_watch.py).
+# /metrics without METRICS_TOKEN is public (METRICS_PUBLIC): fine on loopback; with HOST elsewhere
+# `make run` refuses to start without a token, as any deployment does (or METRICS_PUBLIC=true).
 HOST ?= 127.0.0.1
+LOOPBACK := 127.0.0.1 localhost ::1 [::1]
+METRICS_PUBLIC_DEFAULT := $(if $(filter $(HOST),$(LOOPBACK)),true,false)
 WEB_CONCURRENCY ?= 2
 run: venv models
-	@export ALLOWED_HOSTS="$${ALLOWED_HOSTS:-localhost,127.0.0.1,[::1]}" SECRET_KEY_FILE="$${SECRET_KEY_FILE:-$(CURDIR)/var/secret_key}"; \
+	@export ALLOWED_HOSTS="$${ALLOWED_HOSTS:-localhost,127.0.0.1,[::1]}" SECRET_KEY_FILE="$${SECRET_KEY_FILE:-$(CURDIR)/var/secret_key}" \
+		METRICS_PUBLIC="$${METRICS_PUBLIC:-$(METRICS_PUBLIC_DEFAULT)}"; \
 	set -e; \
 	$(PY) manage.py migrate --noinput -v 0; \
 	$(PY) manage.py collectstatic --noinput -v 0; \

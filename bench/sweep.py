@@ -10,14 +10,20 @@ on this machine, then sends, as an attacker would:
   flipped bytes, bombs, encrypted and empty PDFs, polyglots, foreign formats,
   hostile file names): each must answer 202 (and its job must then end, never
   with ``internal_error``) or a 4xx with a JSON ``code``; never a 5xx;
-* SSRF spellings of loopback, private, link-local and metadata addresses and
-  non-HTTP schemes as ``file_url`` and ``webhook_url``: 400, with a message
+* SSRF spellings of loopback, private, link-local and metadata addresses (IPv6
+  forms of IPv4 ones too: NAT64, IPv4-compatible, -mapped, -translated, 6to4)
+  and non-HTTP schemes as ``file_url`` and ``webhook_url``: 400, with a message
   that tells nothing about the target's ports;
+* JSON nested 200,000 deep on the JSON routes: a 4xx with a ``code``, never a 5xx;
 * 60 MB bodies without credentials: 413 before they are stored;
 * every job route as the other user by token, by session and over WebSocket,
   and anonymously: 404/401/403/302 to the login, never the job;
 * CSRF: session POSTs without the token: 403;
-* throttling: a burst of anonymous requests gets 429 with ``Retry-After``.
+* throttling: a burst of anonymous requests gets 429 with ``Retry-After``, and
+  repeated wrong passwords lock the login, though each request names another
+  client in ``X-Forwarded-For`` (only a trusted proxy's is believed).
+* the upload form refuses more files a post than it takes (400) and, its files spending the
+  submit rate, bursts of them (429 with ``Retry-After`` and a sentence saying when).
 
 DNS rebinding, slow-drip and gzip-bomb URLs need a hostile server on a public
 address; with the default SSRF guard a local one is refused before any byte
@@ -180,6 +186,9 @@ def ssrf(sweep: Sweep, api: requests.Session) -> None:
         "http://127.0.0.1:5432/", "http://127.0.0.1:6379/", "http://user:pw@example.com/",
         "file:///etc/passwd", "gopher://127.0.0.1:6379/_INFO", "ftp://127.0.0.1/", "dict://127.0.0.1:11211/",
         "http://127.0.0.1:99999/", "http://LOCALHOST./", "http://127.0.0.1%2f@example.com/",
+        # IPv4 addresses inside IPv6 ones: NAT64 (10.10.0.1), compatible, translated, 6to4, local-use NAT64.
+        "http://[64:ff9b::a0a:1]/", "http://[::127.0.0.1]/", "http://[::ffff:0:7f00:1]/", "http://[2002:a00:1::1]/",
+        "http://[64:ff9b:1::a0a:1]/",
     ]
     for url in targets:
         reply = api.post(f"{sweep.url}/api/v1/jobs", data={"file_url": url, "pipeline": "ocr"}, timeout=60)
@@ -192,6 +201,16 @@ def ssrf(sweep: Sweep, api: requests.Session) -> None:
                          data={"pipeline": "ocr", "webhook_url": url}, timeout=60)
         sweep.expect(f"webhook_url {url}", reply.status_code == 400, f"HTTP {reply.status_code}: {reply.text[:200]}")
         time.sleep(1.0)  # two submissions per target, under the submit throttle
+
+
+def deep_json(sweep: Sweep, api: requests.Session, job_id: str) -> None:
+    deep = "[" * 200_000  # Python's JSON parser gives up with a RecursionError, not a ValueError
+    for method, path in (("POST", "/api/v1/jobs"), ("PATCH", f"/api/v1/jobs/{job_id}/pages/1/lines/p1-l1"),
+                         ("POST", f"/api/v1/jobs/{job_id}/pages/1/lines")):
+        reply = api.request(method, sweep.url + path, data=deep, headers={"Content-Type": "application/json"},
+                            timeout=30)
+        sweep.expect(f"deep JSON to {method} {path}", reply.status_code in CLEAN_4XX and "code" in _json(reply),
+                     f"HTTP {reply.status_code}: {reply.text[:200]}")
 
 
 def big_bodies(sweep: Sweep) -> None:
@@ -242,15 +261,45 @@ def csrf(sweep: Sweep, web: requests.Session, job_id: str) -> None:
 
 
 def throttling(sweep: Sweep) -> None:
+    # Each request claims another client; the server straight on its port believes no X-Forwarded-For.
     anonymous = requests.Session()
-    replies = [anonymous.get(f"{sweep.url}/api/v1/pipelines", timeout=30) for _ in range(80)]
+    replies = [anonymous.get(f"{sweep.url}/api/v1/pipelines", headers={"X-Forwarded-For": _spoofed()}, timeout=30)
+               for _ in range(80)]
     limited = [r for r in replies if r.status_code == 429]
     sweep.expect("anonymous burst is throttled", bool(limited), "80 requests in a row, none refused")
     sweep.expect("throttled answers say when to retry", all("Retry-After" in r.headers for r in limited))
     for _ in range(7):
-        reply = _login(sweep.url, USERS[1], "wrong-password")
+        reply = _login(sweep.url, USERS[1], "wrong-password", headers={"X-Forwarded-For": _spoofed()})
     sweep.expect("login lockout after repeated failures", reply.status_code in (403, 429),
                  f"HTTP {reply.status_code} after 7 wrong passwords")
+
+
+def upload_form_limits(sweep: Sweep, web: requests.Session) -> None:
+    """The upload form: at most its number of files a post, and each file spends a job of the submit rate.
+
+    Bursts of files no reader accepts, so that the server stores and reads nothing while the budget runs out.
+    """
+    page = web.get(f"{sweep.url}/upload/", timeout=30).text
+    most = int(re.search(r"up to (\d+) at once", page).group(1))
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+
+    def post(count: int) -> requests.Response:
+        files = [("files", (f"junk-{n}.png", b"not an image %d" % n, "image/png")) for n in range(count)]
+        return web.post(f"{sweep.url}/upload/", files=files, timeout=60, headers={"Referer": f"{sweep.url}/upload/"},
+                        data={"csrfmiddlewaretoken": token, "pipeline": "ocr", "lang": "en"})
+
+    reply = post(most + 1)
+    sweep.expect(f"upload form with {most + 1} files",
+                 reply.status_code == 400 and f"At most {most} files" in reply.text, f"HTTP {reply.status_code}")
+    statuses = []
+    while len(statuses) < 40 and 429 not in statuses:
+        reply = post(most)
+        statuses.append(reply.status_code)
+    sweep.expect("upload form bursts are throttled", statuses[-1] == 429, f"{len(statuses)} posts of {most} files: "
+                 f"{Counter(statuses)}")
+    sweep.expect("the form's 429 says when to retry", statuses[-1] != 429 or (
+        "Retry-After" in reply.headers and "Try again in" in reply.text), reply.headers.get("Retry-After", "none"))
+    sweep.expect("refused files before the limit are 400s", set(statuses[:-1]) <= {400}, str(Counter(statuses)))
 
 
 def main() -> None:
@@ -275,7 +324,9 @@ def main() -> None:
     a_web, b_web = _login_session(sweep.url, USERS[0]), _login_session(sweep.url, USERS[1])
     other_users(sweep, a, b, b_web, reference)
     csrf(sweep, a_web, reference)
+    deep_json(sweep, a, reference)
     throttling(sweep)
+    upload_form_limits(sweep, b_web)  # the other user's budget: the sweep submits nothing after it
 
     print(f"\n{sweep.checks} checks in {time.monotonic() - started:.0f} s against {sweep.url}: "
           f"{len(sweep.problems)} problem(s)")
@@ -305,13 +356,20 @@ def _png() -> bytes:
     return samples.encode(image, "PNG")
 
 
-def _login(url: str, username: str, password: str, session: requests.Session | None = None) -> requests.Response:
+def _login(url: str, username: str, password: str, session: requests.Session | None = None,
+           headers: dict[str, str] | None = None) -> requests.Response:
     session = session or requests.Session()
     page = session.get(f"{url}/accounts/login/", timeout=30)
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
     return session.post(f"{url}/accounts/login/", data={"username": username, "password": password,
                                                         "csrfmiddlewaretoken": token},
-                        headers={"Referer": f"{url}/accounts/login/"}, timeout=30, allow_redirects=False)
+                        headers={"Referer": f"{url}/accounts/login/", **(headers or {})}, timeout=30,
+                        allow_redirects=False)
+
+
+def _spoofed() -> str:
+    """An address from TEST-NET-3, as a client would name itself in X-Forwarded-For."""
+    return f"203.0.113.{random.randrange(1, 255)}"
 
 
 def _login_session(url: str, username: str) -> requests.Session:

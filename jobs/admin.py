@@ -1,7 +1,7 @@
 """Admin: read-mostly views of documents, jobs, pages and webhook deliveries.
 
 Actions call the same services as the API; nothing here changes state directly.
-DRF's token admin (rest_framework.authtoken) lists and creates API tokens.
+API tokens are listed and created here too, never shown: DRF's own token admin listed every key.
 """
 
 from __future__ import annotations
@@ -10,11 +10,18 @@ import json
 
 from django.conf import settings
 from django.contrib import admin, messages
+from django.contrib.admin.options import IS_POPUP_VAR
+from django.contrib.auth import admin as auth_admin
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
 from django.utils.html import format_html
+from django.utils.text import capfirst
+from rest_framework.authtoken.admin import TokenAdmin
+from rest_framework.authtoken.models import Token, TokenProxy
 
 from jobs import services
 from jobs.errors import JobStateError
-from jobs.models import Document, Job, LineCorrection, PageResult, UserSettings, WebhookDelivery
+from jobs.models import ApiToken, Document, Job, LineCorrection, PageResult, UserSettings, WebhookDelivery
 from jobs.selectors.results import job_result_inline
 
 PREVIEW_CHARS = 20_000
@@ -157,3 +164,53 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
     list_filter = ("status", "event", "created_at")
     search_fields = ("=job__id", "=delivery_id", "url")
     list_select_related = ("job",)
+
+
+admin.site.unregister(TokenProxy)  # DRF's, which lists every key
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(TokenAdmin):
+    """DRF's token admin (its pages find a token by its user's id), naming each token by its key's start."""
+
+    list_display = ("__str__", "user", "created")
+
+    def lookup_allowed(self, lookup, value, request):
+        # The list takes any lookup on the model's own fields from its URL: ?key__startswith=3f would
+        # tell a key one character at a time (pk is the key too, to the database).
+        return lookup.partition("__")[0] not in ("key", "pk") and super().lookup_allowed(lookup, value, request)
+
+    def changelist_view(self, request, extra_context=None):
+        _refuse_popup(request)
+        return super().changelist_view(request, extra_context)
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        _refuse_popup(request)
+        return super().changeform_view(request, object_id, form_url, extra_context)
+
+
+def _refuse_popup(request) -> None:
+    """A popup's rows and answers carry each object's primary key for the opener (``data-popup-opener``),
+    and a token's is its key. No field of any model points at tokens, so no form opens this admin as one."""
+    if IS_POPUP_VAR in request.GET or IS_POPUP_VAR in request.POST:
+        raise PermissionDenied
+
+
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class UserAdmin(auth_admin.UserAdmin):
+    """Django's, with the token in a user's deletion page named as in the token admin: Django lists the
+    objects a deletion takes by their ``str()``, which is the whole key for DRF's ``Token``."""
+
+    def get_deleted_objects(self, objs, request):
+        deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
+        shown = {f"{capfirst(Token._meta.verbose_name)}: {token.key}": f"{capfirst(token._meta.verbose_name)}: {token}"
+                 for token in ApiToken.objects.filter(user__in=objs)}
+        return _replaced(deleted, shown), model_count, perms_needed, protected
+
+
+def _replaced(items: list, shown: dict[str, str]) -> list:
+    """``items`` (nested lists of text) with each text that is a key of ``shown`` replaced by its value."""
+    return [_replaced(item, shown) if isinstance(item, list) else shown.get(item, item) for item in items]

@@ -11,13 +11,17 @@ Server -> client only; every message is JSON and carries the job's ``status``:
   region_count and timings (see ``jobs.progress``).
 
 A socket for a job the user may not see, or without a user, is refused at the
-handshake (HTTP 403): nobody learns whether the job exists.
+handshake (HTTP 403): nobody learns whether the job exists. An open socket is
+closed by the server with ``4401`` when the API token it opened with is replaced
+(``jobs.services.accounts``) and, on ``ws/jobs/<id>/``, with ``4404`` when the
+job is deleted (``jobs.services.lifecycle``); see ``jobs.progress.CLOSE_*``.
 """
 
 from __future__ import annotations
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from rest_framework.authtoken.models import Token
 
 from jobs import progress, selectors
 from jobs.models import Job
@@ -27,26 +31,42 @@ from jobs.summary import job_summary
 class JobConsumer(AsyncJsonWebsocketConsumer):
     """``ws/jobs/<id>/``: one job's state, then its events."""
 
-    group: str | None = None
+    joined: tuple[str, ...] = ()
 
     async def connect(self):
         job_id = await _visible_job_id(self.scope.get("user"), self.scope["url_route"]["kwargs"]["job_id"])
-        if job_id is None:
+        if job_id is None or not await self._join(progress.job_group(job_id)):
             await self.close()  # before accept(): the server answers the handshake with 403
             return
-        # Join before reading the state: an event that lands in between is
-        # queued behind the state message instead of being lost.
-        self.group = progress.job_group(job_id)
-        await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
-        await self.send_json(await _job_state(job_id))
+        state = await _job_state(job_id)
+        if state is None:  # deleted since the check; its close event went out before this socket joined
+            await self.close(code=progress.CLOSE_JOB_DELETED)
+            return
+        await self.send_json(state)
+
+    async def _join(self, group: str) -> bool:
+        """Join ``group`` and the group of the socket's API token; False if that token is gone by now.
+
+        Joined before the state is read: an event that lands in between is queued behind
+        the state message instead of being lost, and a close sent for the token from here
+        on reaches this socket; one sent before is seen by the check after joining.
+        """
+        key = self.scope.get("api_token")
+        self.joined = (group, progress.token_group(key)) if key else (group,)
+        for name in self.joined:
+            await self.channel_layer.group_add(name, self.channel_name)
+        return key is None or await _token_exists(key)
 
     async def disconnect(self, code):
-        if self.group:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        for name in self.joined:
+            await self.channel_layer.group_discard(name, self.channel_name)
 
     async def job_event(self, message):
         await self.send_json(client_message(message))
+
+    async def socket_close(self, message):
+        await self.close(code=message["code"])
 
 
 class UserJobsConsumer(JobConsumer):
@@ -54,11 +74,9 @@ class UserJobsConsumer(JobConsumer):
 
     async def connect(self):
         user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
+        if user is None or not user.is_authenticated or not await self._join(progress.user_group(user.pk)):
             await self.close()
             return
-        self.group = progress.user_group(user.pk)
-        await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         for state in await _active_job_states(user):
             await self.send_json(state)
@@ -87,8 +105,14 @@ def _state(job: Job) -> dict:
 
 
 @database_sync_to_async
-def _job_state(job_id: str) -> dict:
-    return _state(Job.objects.select_related("document").get(pk=job_id))
+def _job_state(job_id: str) -> dict | None:
+    job = Job.objects.select_related("document").filter(pk=job_id).first()
+    return None if job is None else _state(job)
+
+
+@database_sync_to_async
+def _token_exists(key: str) -> bool:
+    return Token.objects.filter(key=key).exists()
 
 
 @database_sync_to_async

@@ -9,6 +9,14 @@ from ocr_engine.errors import InputError, OcrError
 OPTION_FIELD_BY_CODE = {"invalid_page_range": "pages", "gpu_required": "pipeline", "unsupported_option": None}
 
 
+# Page errors caused by an exception in the engine or the platform, whose text can name files, libraries
+# and internals: users get the fixed text of its code, the log gets the exception (jobs.services.pages).
+FIXED_PAGE_ERRORS = {
+    "recognition_failed": "The OCR engine failed on this page. Retrying the job may help.",
+    "internal_error": "This page could not be read because of an error on the server. Retrying the job may help.",
+}
+
+
 def error_dict(code: str, detail: str) -> dict | None:
     """The ``error`` member of jobs, pages and webhook payloads: null when there is none."""
     return {"code": code, "detail": detail} if code else None

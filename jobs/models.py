@@ -12,16 +12,23 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from rest_framework.authtoken.models import TokenProxy
 
 from ocr_engine import pipelines
 
 
 class Document(models.Model):
-    """An uploaded file as received, after validation; immutable once stored."""
+    """An uploaded file as received, after validation; immutable once stored.
+
+    A ``file_url`` submission makes its Document before the file is there: ``source_url``
+    set, ``file`` empty (and the fields about the file blank) until a worker has downloaded
+    and checked it (jobs.services.fetching).
+    """
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ocr_documents")
     # Stored under a random name: the user's file name never reaches the filesystem.
-    file = models.FileField(upload_to="documents/%Y/%m/")
+    file = models.FileField(upload_to="documents/%Y/%m/", blank=True)
+    source_url = models.URLField(max_length=2000, blank=True)  # the file_url it is (to be) downloaded from
     original_name = models.CharField(max_length=255)
     sha256 = models.CharField(max_length=64)
     media_type = models.CharField(max_length=64)
@@ -155,6 +162,7 @@ class PageResult(models.Model):
     scale = models.FloatField(null=True, blank=True)
     image = models.FileField(upload_to=_page_upload_to, blank=True)  # the page as the engine saw it (JPEG)
     thumbnail = models.FileField(upload_to=_page_upload_to, blank=True)  # small WebP for page strips
+    stored_bytes = models.BigIntegerField(default=0)  # of image + thumbnail, counted in the owner's StorageUsage
     raw = models.JSONField(null=True, blank=True)  # PaddleOCR's own output (numpy -> lists, nothing else)
     normalized = models.JSONField(null=True, blank=True)  # ocr_engine.schema.to_dict(Page)
     line_count = models.PositiveIntegerField(default=0)
@@ -250,6 +258,19 @@ class PageEdit(models.Model):
         return f"{self.page} {self.kind} #{self.pk}"
 
 
+class ExportFile(models.Model):
+    """An export a worker built and stored (``jobs.services.exports``), until the orphan sweep expires it
+    or its job is deleted: its bytes count in the owner's ``StorageUsage`` meanwhile."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="export_files")
+    name = models.CharField(max_length=255, unique=True)  # in the default storage
+    size_bytes = models.BigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
 def new_webhook_secret() -> str:
     return secrets.token_hex(32)
 
@@ -262,7 +283,8 @@ class UserSettings(models.Model):
     max_pages_per_day = models.PositiveIntegerField(null=True, blank=True, help_text=(
         "Pages this user may submit in any 24 hours. Empty: the site default; 0: no limit."))
     max_storage_bytes = models.PositiveBigIntegerField(null=True, blank=True, help_text=(
-        "Bytes of uploaded documents this user may keep. Empty: the site default; 0: no limit."))
+        "Bytes this user may keep stored: documents, page images, built exports. Empty: the site default; "
+        "0: no limit."))
 
     class Meta:
         verbose_name_plural = "user settings"
@@ -271,8 +293,27 @@ class UserSettings(models.Model):
         return f"settings of {self.user}"
 
 
+class ApiToken(TokenProxy):
+    """A user's API token as the admin (``jobs.admin.ApiTokenAdmin``) shows it: by the start of its key.
+
+    DRF's tokens are named by their whole key (``str(token)``), and the admin names objects that way on
+    every page (titles, breadcrumbs, history, messages, its log), so anyone who may view tokens could act
+    as their owners. DRF's ``TokenProxy`` keeps the key out of the admin's URLs (its pk is the user's id).
+    """
+
+    SHOWN_CHARACTERS = 8  # of 40 hex digits: 128 bits stay unknown
+
+    class Meta:
+        proxy = True
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{(self.key or '')[:self.SHOWN_CHARACTERS]}…"
+
+
 class StorageUsage(models.Model):
-    """The bytes of a user's stored documents, changed with each document stored or deleted.
+    """The bytes a user keeps stored (documents, page images and thumbnails, built exports), changed with
+    each of them stored or deleted.
 
     The storage quota reads this one row inside the submission's write transaction: summing
     every document there took 1.5 ms at 10,000 documents and 12 ms at 100,000, with the

@@ -1,4 +1,5 @@
-"""Job progress events for WebSocket clients: the worker's one way out to browsers.
+"""Job progress events for WebSocket clients: the worker's one way out to browsers; and closing sockets
+whose credentials or job are gone (``sockets_close``).
 
 Services call ``publish`` after a state change has committed (``transaction.on_commit``). Each
 event goes to the job's group (``job-<id>``) and to its owner's group (``user-<id>``);
@@ -13,6 +14,7 @@ corrected (a reviewer's edit or undo, jobs.services.page_edits) adds page_number
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from typing import Any
 
@@ -27,6 +29,11 @@ logger = logging.getLogger(__name__)
 EVENTS = ("queued", "started", "page_done", "succeeded", "failed", "canceled", "corrected")
 
 
+# WebSocket close codes (RFC 6455 leaves 4000-4999 to applications), as HTTP would say it.
+CLOSE_TOKEN_REVOKED = 4401  # the API token the socket opened with was replaced
+CLOSE_JOB_DELETED = 4404  # the socket's job was deleted
+
+
 def job_group(job_id) -> str:
     return f"job-{job_id}"
 
@@ -35,16 +42,30 @@ def user_group(user_id) -> str:
     return f"user-{user_id}"
 
 
+def token_group(key: str) -> str:
+    """The sockets opened with API token ``key``; named by its hash, so the key never reaches the channel layer."""
+    return f"token-{hashlib.sha256(key.encode()).hexdigest()[:32]}"
+
+
 def publish(job: Job, event: str, **payload: Any) -> None:
     """Send ``event`` to the job's and its owner's groups."""
     if event not in EVENTS:
         raise ValueError(f"unknown progress event {event!r}")  # a programming error, not an outage
     message = {"type": "job.event", "event": event, "job": job_summary(job), **payload}
+    _send([job_group(job.id), user_group(job.owner_id)], message, f"publish {event} for job {job.id}")
+
+
+def sockets_close(group: str, code: int) -> None:
+    """Close every socket in ``group`` with ``code`` (``CLOSE_*``); call it once the change has committed."""
+    _send([group], {"type": "socket.close", "code": code}, f"send a close ({code}) to {group}")
+
+
+def _send(groups: list[str], message: dict, what: str) -> None:
     try:
         layer = get_channel_layer()
         if layer is None:  # no channel layer configured: nobody listens
             return
-        for group in (job_group(job.id), user_group(job.owner_id)):
+        for group in groups:
             async_to_sync(layer.group_send)(group, message)
-    except Exception:  # noqa: BLE001 - progress is best effort by design
-        logger.warning("Could not publish %s for job %s", event, job.id, exc_info=True)
+    except Exception:  # noqa: BLE001 - best effort by design
+        logger.warning("Could not %s", what, exc_info=True)

@@ -10,6 +10,7 @@ reviewer may type the text instead.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 
@@ -22,7 +23,10 @@ from jobs.models import PageResult
 from ocr_engine.errors import EngineUnavailable
 
 REREAD_BOX = "jobs.reread.reread_box"
+REREAD_FAILED = "The worker could not read the box; type its text or try again."
 TASK_TIMEOUT_S = 30  # a line read takes well under a second; anything longer is a stuck worker
+
+logger = logging.getLogger(__name__)
 
 _readers: OrderedDict = OrderedDict()
 _lock = threading.Lock()
@@ -37,7 +41,7 @@ def read_polygon(page: PageResult, polygon: list[list[float]]) -> tuple[str, flo
     if answer is None:
         raise EngineUnavailable("No OCR worker answered in time to read the box; type its text or try again.")
     if "error" in answer:
-        raise EngineUnavailable(f"The worker could not read the box: {answer['error']}")
+        raise EngineUnavailable(REREAD_FAILED)
     return answer["text"], answer["confidence"]
 
 
@@ -68,6 +72,8 @@ def reread_box(page_id: int, polygon: list[list[float]]) -> dict:
         fx, fy = image.width / page.normalized["width"], image.height / page.normalized["height"]
         scaled = [[x * fx, y * fy] for x, y in polygon]
         text, confidence = _reader(page.job.pipeline, page.job.lang).read(image, scaled)
-    except Exception as exc:  # noqa: BLE001 - reported to the waiting request, never retried
-        return {"error": f"{type(exc).__name__}: {exc}"}
+    except Exception:  # noqa: BLE001 - reported to the waiting request, never retried
+        # Its text names files and internals: the log has it, the reviewer a fixed text (REREAD_FAILED).
+        logger.exception("Re-reading a box of page %s failed", page_id)
+        return {"error": "reread_failed"}
     return {"text": text, "confidence": confidence}

@@ -14,6 +14,8 @@ every request here:
   thread (a per-read timeout would never fire);
 * asks for no content coding (``Accept-Encoding: identity``) and counts the
   bytes it reads, so a compressed bomb is just an oversized body;
+* writes a body it downloads to a file as it arrives, so a large one never
+  sits in memory (a ``file_url`` is downloaded by a worker, never the web process);
 * tells users what failed in coarse words only: exception texts and addresses
   would make it a scanner of the network behind the server.
 
@@ -22,6 +24,7 @@ Intranet deployments set OCR_ALLOW_PRIVATE_URLS.
 
 from __future__ import annotations
 
+import errno
 import http.client
 import ipaddress
 import logging
@@ -31,11 +34,12 @@ import ssl
 import threading
 import time
 from dataclasses import dataclass
+from typing import IO
 from urllib.parse import unquote, urljoin, urlsplit
 
 from django.conf import settings
 
-from jobs.errors import UrlFetchFailed, UrlNotAllowed, UrlTimedOut
+from jobs.errors import StorageFull, UrlFetchFailed, UrlNotAllowed, UrlTimedOut
 from ocr_engine.errors import FileTooLarge
 
 logger = logging.getLogger(__name__)
@@ -72,12 +76,34 @@ def resolve_public(url: str) -> Target:
     addresses = [info[4][0].split("%", 1)[0] for info in infos]
     if not settings.OCR_ALLOW_PRIVATE_URLS:
         for address in addresses:
-            parsed = ipaddress.ip_address(address)
-            if not parsed.is_global or parsed.is_multicast:
+            if not is_public(address):
                 raise UrlNotAllowed(
                     f"{parts.hostname} resolves to a private, loopback, link-local or reserved address; refused.")
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return Target(url=url, scheme=parts.scheme, host=parts.hostname, port=port, address=addresses[0], path=path)
+
+
+# IPv6 addresses that carry an IPv4 one in their last 32 bits, which a gateway on the way may deliver to:
+# NAT64's well-known prefix (RFC 6052), IPv4-compatible (::a.b.c.d), -mapped and -translated (RFC 2765).
+# Python's is_global judges only some of them, and differently from version to version.
+_IPV4_IN_LAST_32_BITS = [ipaddress.ip_network(n)
+                         for n in ("64:ff9b::/96", "::/96", "::ffff:0:0/96", "::ffff:0:0:0/96")]
+# Refused whole, as their IPv4 address cannot be judged from here: local-use NAT64 (RFC 8215: the operator
+# chooses where in it the IPv4 address sits) and Teredo (RFC 4380: a tunnel to an obfuscated IPv4 client).
+_UNJUDGEABLE = [ipaddress.ip_network(n) for n in ("64:ff9b:1::/48", "2001::/32")]
+
+
+def is_public(address: str) -> bool:
+    """Whether ``address`` is a public unicast one; an IPv6 form of an IPv4 address is judged by that IPv4 address."""
+    ip = ipaddress.ip_address(address)
+    if ip.version == 6:
+        if any(ip in network for network in _UNJUDGEABLE):
+            return False
+        if any(ip in network for network in _IPV4_IN_LAST_32_BITS):
+            ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        elif ip.sixtofour:  # 2002:a.b.c.d::/48 (RFC 3056): relays deliver to a.b.c.d
+            ip = ip.sixtofour
+    return ip.is_global and not ip.is_multicast
 
 
 def check_public_url(url: str) -> None:
@@ -152,15 +178,16 @@ class _Watchdog:
 class Reply:
     status: int
     headers: http.client.HTTPMessage
-    body: bytes
     url: str
 
 
 def request(method: str, url: str, *, deadline: float, body: bytes | None = None,
-            headers: dict[str, str] | None = None, max_bytes: int = 0, follow_redirects: bool = False) -> Reply:
-    """One checked, pinned, deadline-bound exchange; reads at most ``max_bytes`` of the body.
+            headers: dict[str, str] | None = None, sink: IO[bytes] | None = None, max_bytes: int = 0,
+            follow_redirects: bool = False) -> Reply:
+    """One checked, pinned, deadline-bound exchange; with ``sink``, the body (at most ``max_bytes``) is written there.
 
-    Raises UrlNotAllowed, UrlFetchFailed (coarse message) or FileTooLarge.
+    The body goes to ``sink`` a chunk at a time, never whole into memory.
+    Raises UrlNotAllowed, UrlFetchFailed (coarse message), FileTooLarge or StorageFull (``sink`` is full).
     """
     for _ in range(MAX_REDIRECTS + 1):
         target = resolve_public(url)
@@ -177,17 +204,11 @@ def request(method: str, url: str, *, deadline: float, body: bytes | None = None
                 if follow_redirects and response.status in _REDIRECTS and response.getheader("Location"):
                     url = urljoin(url, response.getheader("Location"))
                     continue
-                declared = response.getheader("Content-Length", "")
-                if max_bytes and declared.isdigit() and int(declared) > max_bytes:
-                    raise FileTooLarge(f"The file is {int(declared)} bytes; the limit is {max_bytes}.")
-                data = bytearray()
-                while max_bytes and (chunk := response.read(_CHUNK)):
-                    data += chunk
-                    if len(data) > max_bytes:
-                        raise FileTooLarge(f"The file is larger than the limit of {max_bytes} bytes.")
+                if sink is not None and response.status == 200:
+                    _copy_body(response, sink, max_bytes)
                 if watchdog.fired:  # the closed socket read as a short, clean end
                     raise UrlTimedOut("The server took too long to answer.")
-                return Reply(status=response.status, headers=response.headers, body=bytes(data), url=url)
+                return Reply(status=response.status, headers=response.headers, url=url)
             except (OSError, http.client.HTTPException) as exc:
                 logger.info("outbound %s %s failed: %r", method, target.url, exc)
                 if watchdog.fired or isinstance(exc, TimeoutError):
@@ -196,15 +217,36 @@ def request(method: str, url: str, *, deadline: float, body: bytes | None = None
     raise UrlFetchFailed(f"Too many redirects (more than {MAX_REDIRECTS}).")
 
 
-def fetch_url(url: str, *, max_bytes: int, timeout: float) -> tuple[bytes, str]:
-    """Download ``url`` into memory; returns (content, file name). ``timeout`` bounds the whole download."""
-    reply = request("GET", url, deadline=time.monotonic() + timeout, max_bytes=max_bytes, follow_redirects=True)
+def _copy_body(response: http.client.HTTPResponse, sink: IO[bytes], max_bytes: int) -> None:
+    declared = response.getheader("Content-Length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise FileTooLarge(f"The file is {int(declared)} bytes; the limit is {max_bytes}.")
+    received = 0
+    while chunk := response.read(_CHUNK):
+        received += len(chunk)
+        if received > max_bytes:
+            raise FileTooLarge(f"The file is larger than the limit of {max_bytes} bytes.")
+        try:
+            sink.write(chunk)
+        except OSError as exc:  # our disk, not the remote server: not a failed connection
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise StorageFull("The server has no room to store this file now; try again later.") from None
+            raise
+
+
+def fetch_url(url: str, sink: IO[bytes], *, max_bytes: int, timeout: float) -> str:
+    """Download ``url`` into ``sink`` (a file: the body is never held whole); returns the file's name.
+
+    ``timeout`` bounds the whole download."""
+    reply = request("GET", url, deadline=time.monotonic() + timeout, sink=sink, max_bytes=max_bytes,
+                    follow_redirects=True)
     if reply.status != 200:
         raise UrlFetchFailed(f"Downloading the file returned HTTP {reply.status}.")
-    return reply.body, _file_name(reply.url, reply.headers.get("Content-Disposition", ""))
+    return file_name(reply.url, reply.headers.get("Content-Disposition", ""))
 
 
-def _file_name(url: str, disposition: str) -> str:
+def file_name(url: str, disposition: str = "") -> str:
+    """The name a download goes by: its Content-Disposition's, else the last part of its URL's path."""
     match = re.search(r"filename\*?=(?:UTF-8'')?\"?([^\";]+)", disposition, re.IGNORECASE)
     name = unquote(match.group(1)) if match else unquote(urlsplit(url).path.rsplit("/", 1)[-1])
     return name.strip() or "download"

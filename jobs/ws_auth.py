@@ -28,7 +28,8 @@ class WebsocketAuth:
         key = token_key(scope.get("headers", []))
         if key is None:
             return await self.session_app(scope, receive, send)
-        return await self.app({**scope, "user": await token_user(key)}, receive, send)
+        # The key too: consumers join its group, closed when the token is replaced (jobs.progress.token_group).
+        return await self.app({**scope, "user": await token_user(key), "api_token": key}, receive, send)
 
 
 def token_key(headers) -> str | None:

@@ -20,8 +20,12 @@ from .pipelines.paddle import bgr_array, prepare_process
 Polygon = Sequence[Sequence[float]]
 
 
-def crop_polygon(image: Image.Image, polygon: Polygon) -> Image.Image:
-    """The polygon's minimum-area rectangle, rotated upright (text runs left to right)."""
+def crop_polygon(image: Image.Image | np.ndarray, polygon: Polygon) -> Image.Image:
+    """The polygon's minimum-area rectangle, rotated upright (text runs left to right).
+
+    ``image``: a PIL image, or its RGB pixels as an array where many lines are cut from one page
+    (each PIL image is converted to an array of the whole page first).
+    """
     import cv2
 
     points = np.asarray(polygon, dtype=np.float32)
@@ -40,7 +44,7 @@ def crop_polygon(image: Image.Image, polygon: Polygon) -> Image.Image:
     width, height = max(1, round(w)), max(1, round(h))
     target = np.float32([[0, 0], [width, 0], [width, height], [0, height]])
     matrix = cv2.getPerspectiveTransform(source, target)
-    rgb = np.asarray(image.convert("RGB"))
+    rgb = image if isinstance(image, np.ndarray) else np.asarray(image.convert("RGB"))
     return Image.fromarray(cv2.warpPerspective(rgb, matrix, (width, height), flags=cv2.INTER_CUBIC,
                                                borderMode=cv2.BORDER_REPLICATE))
 

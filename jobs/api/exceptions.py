@@ -11,6 +11,7 @@ HTTP status by error code (OcrError codes come from ocr_engine.errors and jobs.e
 * 400 ``invalid_page_range``, ``unsupported_option``, ``gpu_required``, ``url_not_allowed``,
   ``invalid_request`` (form errors, with ``fields``): the request itself is wrong for
   this server; ``gpu_required`` is 400 because ``vl`` is an option this server does not offer.
+  400 ``parse_error``: the body is not JSON, or nested too deeply to parse (``jobs.api.parsers``).
 * 429 ``quota_exceeded`` (a per-user quota), ``throttled`` (rate limit; with ``Retry-After``).
 * 507 ``insufficient_storage``: the server's disk is full; nothing was stored.
 * 409 ``invalid_state``: e.g. cancel a finished job, retry a job that did not fail.

@@ -5,7 +5,8 @@ classes freeze them at import), so operators and tests can change them. A
 throttled request gets 429 ``{"code": "throttled"}`` with ``Retry-After``.
 
 A rate ``N/period`` lets a client send N requests at once, then one every
-period/N (the generic cell rate algorithm, as token buckets do). Each client's
+period/N (the generic cell rate algorithm, as token buckets do). The upload form (``/upload/``) spends
+the API's submit budget too, one call per file (``submissions_wait``). Each client's
 state is one number, its next free time (``jobs.api.budgets``): DRF's own
 throttles keep the time of every request of the period and rewrite that list on
 each request, so at 1200/min a busy client's every call pickled, compressed and
@@ -23,18 +24,36 @@ from rest_framework.throttling import BaseThrottle
 from jobs.api import budgets
 
 
+def rate_wait(scope: str, ident, calls: int = 1) -> float:
+    """Spend ``calls`` of ``ident``'s budget at ``scope``'s rate; 0.0, or the seconds until they would fit.
+
+    A scope without a rate is unlimited. More calls than the rate's N never fit (keep batches smaller).
+    """
+    rate = settings.API_THROTTLE_RATES.get(scope)
+    if not rate:
+        return 0.0
+    count, period = rate.split("/")
+    duration = {"s": 1, "m": 60, "h": 3600, "d": 86400}[period[0]]
+    return budgets.take(f"throttle_{scope}_{ident}", duration / int(count) * calls, duration)
+
+
+def submissions_wait(user, jobs: int) -> int:
+    """Spend ``jobs`` new jobs of the user's submit budget (the API's and the upload form's, one budget);
+    0, or whole seconds until they would fit."""
+    wait = rate_wait(SubmitRateThrottle.scope, user.pk, calls=jobs)
+    return math.ceil(wait) if wait else 0
+
+
 class _SettingsRateThrottle(BaseThrottle):
     scope: str
-    cache_format = "throttle_%(scope)s_%(ident)s"
+
+    def ident(self, request) -> int | str | None:
+        """Whose budget the request spends; None: it is not limited here."""
+        raise NotImplementedError
 
     def allow_request(self, request, view) -> bool:
-        rate = settings.API_THROTTLE_RATES.get(self.scope)
-        key = self.get_cache_key(request, view) if rate else None
-        if key is None:
-            return True
-        count, period = rate.split("/")
-        duration = {"s": 1, "m": 60, "h": 3600, "d": 86400}[period[0]]
-        self.wait_seconds = budgets.take(key, duration / int(count), duration)
+        ident = self.ident(request)
+        self.wait_seconds = 0.0 if ident is None else rate_wait(self.scope, ident)
         return not self.wait_seconds
 
     def wait(self) -> int:
@@ -47,10 +66,8 @@ class UserRateThrottle(_SettingsRateThrottle):
 
     scope = "user"
 
-    def get_cache_key(self, request, view):
-        if not request.user.is_authenticated:
-            return None
-        return self.cache_format % {"scope": self.scope, "ident": request.user.pk}
+    def ident(self, request):
+        return request.user.pk if request.user.is_authenticated else None
 
 
 class AnonRateThrottle(_SettingsRateThrottle):
@@ -61,8 +78,8 @@ class AnonRateThrottle(_SettingsRateThrottle):
 
     scope = "anon"
 
-    def get_cache_key(self, request, view):
-        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+    def ident(self, request):
+        return self.get_ident(request)
 
 
 class SubmitRateThrottle(_SettingsRateThrottle):
@@ -70,10 +87,8 @@ class SubmitRateThrottle(_SettingsRateThrottle):
 
     scope = "submit"
 
-    def get_cache_key(self, request, view):
-        if request.method != "POST" or not request.user.is_authenticated:
-            return None
-        return self.cache_format % {"scope": self.scope, "ident": request.user.pk}
+    def ident(self, request):
+        return request.user.pk if request.method == "POST" and request.user.is_authenticated else None
 
 
 def count_anonymous_call(request, view) -> None:

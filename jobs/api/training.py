@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, time
 
-from django.http import Http404, HttpResponse
+from django.http import Http404, StreamingHttpResponse
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.types import OpenApiTypes
@@ -13,9 +13,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from jobs import selectors
+from jobs.api.streaming import stream_for
 from jobs.api.views import ERROR
 from jobs.models import Job
-from jobs.services.training_set import cer_report, training_zip
+from jobs.services.training_set import cer_report, training_zip_chunks
 from ocr_engine.errors import InputError
 
 
@@ -32,13 +33,13 @@ def parse_since(value: str | None) -> datetime | None:
 
 
 class TrainingSetView(APIView):
-    """GET /training-set?since=…: ZIP of corrected line crops, rec_gt.txt and engine_reading.txt."""
+    """GET /training-set?since=…: ZIP of corrected line crops, rec_gt.txt and engine_reading.txt, streamed."""
 
     @extend_schema(parameters=[OpenApiParameter("since", str, description="ISO date or date-time")],
                    responses={(200, "application/zip"): OpenApiTypes.BINARY, 400: ERROR})
     def get(self, request):
-        content = training_zip(request.user, parse_since(request.query_params.get("since")))
-        response = HttpResponse(content, content_type="application/zip")
+        chunks = training_zip_chunks(request.user, parse_since(request.query_params.get("since")))
+        response = StreamingHttpResponse(stream_for(request, chunks), content_type="application/zip")
         response["Content-Disposition"] = 'attachment; filename="training-set.zip"'
         return response
 

@@ -10,7 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -27,6 +27,7 @@ from jobs.api.serializers import (
     JobWaitSerializer,
     PageSerializer,
 )
+from jobs.api.parsers import JSONParser
 from jobs.api.throttles import SubmitRateThrottle
 from jobs.models import Job, PageResult
 from jobs.queue import cluster_for
@@ -82,7 +83,9 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         request={"multipart/form-data": JobCreateSerializer, "application/json": JobCreateSerializer},
         responses={202: JobSerializer, 200: JobSerializer, 400: ERROR, 413: ERROR, 415: ERROR, 422: ERROR},
         description="Queue a job. 202 with the new job and a Location header; 200 with `reused: true` "
-        "when the same file and options were submitted within the dedup window.",
+        "when the same file and options were submitted within the dedup window. A `file_url` is checked here "
+        "(http(s), no credentials, public addresses) and downloaded by a worker: the job's pages are known, "
+        "and a download or file error fails the job, after that.",
     )
     def create(self, request, *args, **kwargs):
         form = JobCreateSerializer(data=request.data)

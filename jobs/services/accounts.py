@@ -5,12 +5,16 @@ from __future__ import annotations
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
+from jobs import progress
 from jobs.models import UserSettings, new_webhook_secret
 
 
 def api_token_regenerate(*, user) -> Token:
-    """Give ``user`` a new API token; the old key (if any) stops working at once."""
+    """Give ``user`` a new API token; the old key (if any) stops working at once, its open WebSockets too."""
     with transaction.atomic():
+        for key in Token.objects.filter(user=user).values_list("key", flat=True):
+            transaction.on_commit(lambda key=key: progress.sockets_close(progress.token_group(key),
+                                                                         progress.CLOSE_TOKEN_REVOKED))
         Token.objects.filter(user=user).delete()
         return Token.objects.create(user=user)
 

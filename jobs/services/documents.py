@@ -59,7 +59,7 @@ def document_check(*, file: Upload, filename: str, pages: str | None = None) -> 
     with open_document(source, limits=upload_limits(), filename=filename, decode=False) as doc:
         return CheckedDocument(
             source=source,
-            filename=_clean_name(filename),
+            filename=clean_file_name(filename),
             media_type=doc.media_type,
             size_bytes=doc.size_bytes,
             sha256=getattr(file, "sha256", None) or doc.sha256,  # an upload was hashed as it came in (jobs.uploads)
@@ -69,20 +69,20 @@ def document_check(*, file: Upload, filename: str, pages: str | None = None) -> 
         )
 
 
-def document_store(*, owner, checked: CheckedDocument) -> Document:
+def document_store(*, owner, checked: CheckedDocument, document: Document | None = None) -> Document:
     """Store a checked upload's file under a random name; returns its Document, not yet saved.
 
-    The caller saves the row in its transaction, and deletes the file if that
-    fails. Storing the file outside the transaction keeps a large upload from
-    holding the database's write lock (SQLite has one for the whole file)."""
-    document = Document(
-        owner=owner,
-        original_name=checked.filename,
-        sha256=checked.sha256,
-        media_type=checked.media_type,
-        size_bytes=checked.size_bytes,
-        page_count=checked.page_count,
-    )
+    ``document``: the row to fill (a ``file_url`` job's, made before its file
+    was downloaded); a new one by default. The caller saves the row in its
+    transaction, and deletes the file if that fails. Storing the file outside
+    the transaction keeps a large upload from holding the database's write
+    lock (SQLite has one for the whole file)."""
+    document = document or Document(owner=owner)
+    document.original_name = checked.filename
+    document.sha256 = checked.sha256
+    document.media_type = checked.media_type
+    document.size_bytes = checked.size_bytes
+    document.page_count = checked.page_count
     name = uuid.uuid4().hex + (mimetypes.guess_extension(checked.media_type) or "")
     try:
         if checked.spooled is not None:
@@ -114,7 +114,8 @@ def _source(file: Upload) -> bytes | Path:
     return file.read()
 
 
-def _clean_name(filename: str) -> str:
+def clean_file_name(filename: str) -> str:
+    """``filename`` as a Document's name: printable, without folders, at most 255 characters."""
     # Control characters (CR/LF, NUL) would break response headers and
     # PostgreSQL text; names come from uploads and from remote servers.
     printable = "".join(ch for ch in (filename or "") if ch.isprintable())

@@ -12,7 +12,8 @@ while the build runs, waits for it again without queueing a second one).
 The file is named by a version of the job's result (pages and every
 correction and edit, undone ones included), so a reviewer's change makes the
 next request build a new one. Built files are swept with the orphans
-(``jobs.services.storage``): an hour after they were made, nothing keeps them.
+(``jobs.services.storage``): an hour after they were made, nothing keeps them. While they are
+stored, an ``ExportFile`` row counts their bytes against the owner's storage quota.
 """
 
 from __future__ import annotations
@@ -25,13 +26,15 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.db import transaction
 from django_q.tasks import async_task
 
-from jobs.models import Job, LineCorrection, PageEdit, PageResult
+from jobs.models import ExportFile, Job, LineCorrection, PageEdit, PageResult
 from jobs.selectors import results
+from jobs.services.quotas import stored_bytes_change
+from jobs.services.storage import EXPORTS_FOLDER
 
 BUILD_TASK = "jobs.tasks.build_export"
-EXPORTS_FOLDER = "exports"
 POLL_SECONDS = 0.2
 
 
@@ -93,3 +96,16 @@ def _build(job_id: str, fmt: str, name: str) -> None:
     except NotImplementedError:  # remote storage writes whole objects anyway
         default_storage.save(name, ContentFile(content))
         default_storage.delete(partial)
+    _count(job_id, name, len(content))
+
+
+def _count(job_id: str, name: str, size: int) -> None:
+    """Count a stored export against its owner's storage quota, once; a file of a job deleted meanwhile goes."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().filter(pk=job_id).first()  # job_delete counts under this lock too
+        if job is None:
+            default_storage.delete(name)
+            return
+        _, created = ExportFile.objects.get_or_create(name=name, defaults={"job": job, "size_bytes": size})
+        if created:
+            stored_bytes_change(job.owner_id, size)

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Q, Sum
 from django.utils import timezone
 
 from jobs import progress
@@ -17,8 +17,7 @@ from jobs.models import Job, PageClaim, PageResult
 from jobs.queue import enqueue_job, waiting_task_ids
 from jobs.services.processing import job_fail
 from jobs.services.quotas import stored_bytes_change
-from jobs.services.exports import EXPORTS_FOLDER
-from jobs.services.storage import storage_delete, storage_delete_folder
+from jobs.services.storage import EXPORTS_FOLDER, storage_delete, storage_delete_folder
 
 logger = logging.getLogger(__name__)
 
@@ -90,18 +89,26 @@ def job_retry(*, job: Job) -> Job:
 def job_delete(*, job: Job) -> None:
     """Delete the job, its results and files, and its document when no other job uses it.
 
-    A worker still on the job notices at its next write (the row is gone) and stops.
+    A worker still on the job notices at its next write (the row is gone) and stops; its open
+    ``ws/jobs/<id>/`` sockets are closed (4404).
     """
     job_id, document = job.pk, job.document
-    names = [name for files in job.pages.values_list("image", "thumbnail") for name in files if name]
     with transaction.atomic():
+        # Locked, so that no worker stores a page (and its bytes) between the count and the delete.
+        Job.objects.select_for_update().filter(pk=job_id).first()
+        names = [name for files in job.pages.values_list("image", "thumbnail") for name in files if name]
+        freed = ((job.pages.aggregate(total=Sum("stored_bytes"))["total"] or 0)
+                 + (job.export_files.aggregate(total=Sum("size_bytes"))["total"] or 0))
         job.delete()
         if not document.jobs.exists():
-            names.append(document.file.name)
+            if document.file:  # a file_url job's is empty until its file is downloaded
+                names.append(document.file.name)
             document.delete()
-            stored_bytes_change(document.owner_id, -document.size_bytes)
+            freed += document.size_bytes
+        stored_bytes_change(document.owner_id, -freed)
         transaction.on_commit(lambda: storage_delete(names, folder=f"pages/{job_id}"))
         transaction.on_commit(lambda: storage_delete_folder(f"{EXPORTS_FOLDER}/{job_id}"))
+        transaction.on_commit(lambda: progress.sockets_close(progress.job_group(job_id), progress.CLOSE_JOB_DELETED))
 
 
 def job_requeue(*, job: Job) -> Job:

@@ -21,8 +21,10 @@ from django.utils import timezone
 
 from jobs import progress
 from jobs.engines.pool import image_thread
+from jobs.errors import FIXED_PAGE_ERRORS
 from jobs.models import Job, PageClaim, PageResult
 from jobs.page_images import encode_page
+from jobs.services.quotas import stored_bytes_change
 from jobs.services.storage import storage_delete
 from ocr_engine import stages
 from ocr_engine.errors import OcrError
@@ -75,12 +77,16 @@ def page_read(engine, doc, number: int) -> PageRecord:
         return PageRecord(page_number=number, page=out.page, raw=out.raw, timings=out.timings, image=out.image,
                           encoding=encodings[0])
     except OcrError as exc:
-        logger.warning("Page %s failed: %s", number, exc.message)
-        failed = PageRecord(page_number=number, error_code=exc.code, error_detail=exc.message)
-    except Exception as exc:  # noqa: BLE001 - one bad page must not stop the others
+        if exc.code in FIXED_PAGE_ERRORS:  # the engine's own exception: for the log only
+            logger.exception("Page %s failed", number)
+        else:
+            logger.warning("Page %s failed: %s", number, exc.message)
+        failed = PageRecord(page_number=number, error_code=exc.code,
+                            error_detail=FIXED_PAGE_ERRORS.get(exc.code, exc.message))
+    except Exception:  # noqa: BLE001 - one bad page must not stop the others
         logger.exception("Page %s failed unexpectedly", number)
         failed = PageRecord(page_number=number, error_code="internal_error",
-                            error_detail=f"{type(exc).__name__}: {exc}")
+                            error_detail=FIXED_PAGE_ERRORS["internal_error"])
     wait(encodings)  # of an image the engine closed as it failed: not stored, but never left running
     return failed
 
@@ -120,16 +126,21 @@ def job_record_page(*, job_id, worker_id: str, record: PageRecord) -> bool:
             if existing is not None and existing.status == PageResult.Status.SUCCEEDED:
                 return True
             old_files = [f.name for f in (existing.image, existing.thumbnail) if f] if existing else []
+            old_bytes = existing.stored_bytes if existing else 0
             result = existing or PageResult(job=job, page_number=record.page_number)
             _fill(result, record)
             result.worker_id = worker_id
+            result.stored_bytes = 0
             if record.image_jpeg is not None:
                 result.image.save(f"p{record.page_number:04d}.jpg", ContentFile(record.image_jpeg), save=False)
                 new_files.append(result.image)
                 result.thumbnail.save(f"p{record.page_number:04d}_thumb.webp", ContentFile(record.thumbnail),
                                       save=False)
                 new_files.append(result.thumbnail)
+                result.stored_bytes = len(record.image_jpeg) + len(record.thumbnail)
             result.save()
+            if result.stored_bytes != old_bytes:
+                stored_bytes_change(job.owner_id, result.stored_bytes - old_bytes)
             job.pages_done = job.pages.count()
             updated = ["pages_done"]
             if job.worker_id == worker_id:  # only the lease holder renews the lease

@@ -30,6 +30,7 @@ from jobs.engines.pool import engine_thread, get_engine
 from jobs.models import Job, PageResult
 from jobs.queue import enqueue_helpers, enqueue_job
 from jobs.services.documents import upload_limits
+from jobs.services.fetching import document_pending, job_document_fetch
 from jobs.services.pages import job_record_page, page_claim_next, page_encode, page_read, pages_held_by_others
 from jobs.webhooks import webhook_schedule_for_job
 from ocr_engine.errors import OcrError
@@ -83,6 +84,14 @@ def job_run(*, job_id, worker_id: str, budget_seconds: float, stopping=lambda: F
     job = _retrying_db(job_claim, job_id=job_id, worker_id=worker_id)
     if job is None:
         return
+    if document_pending(job.document):  # a file_url job: its file is downloaded here, not in the web request
+        try:
+            job = job_document_fetch(job=job, worker_id=worker_id)
+        except OcrError as exc:
+            job_fail(job_id=job_id, code=exc.code, detail=exc.message, worker_id=worker_id)
+            return
+        if job is None:
+            return
     if job.engine != to_dict(engine.info):
         Job.objects.filter(pk=job.pk).update(engine=to_dict(engine.info))
     _queue_helpers(job, worker_id)

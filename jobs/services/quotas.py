@@ -1,4 +1,4 @@
-"""Per-user quotas, checked when a job is created: pages per day and stored bytes."""
+"""Per-user quotas, checked when a job is created: pages per day and stored bytes (documents, page images, exports)."""
 
 from __future__ import annotations
 
@@ -61,10 +61,10 @@ def quota_check(*, quotas: Quotas, usage: Usage, pages: int, size_bytes: int) ->
 def stored_bytes_change(owner_id: int, by: int) -> None:
     """Add ``by`` (negative: take away) to the owner's ``StorageUsage``, in the caller's transaction.
 
-    Every document stored or deleted goes through here, in the transaction that inserts or
-    deletes its row, so the total is the sum of the owner's documents at every commit. The row
-    is made on the owner's first document; the addition is done by the database (``F``), so two
-    transactions never lose each other's change.
+    Every document, page image (with its thumbnail) and built export stored or deleted goes through
+    here, in the transaction that inserts or deletes its row, so the total is the sum of the owner's
+    files at every commit. The row is made on the owner's first file; the addition is done by the
+    database (``F``), so two transactions never lose each other's change.
     """
     StorageUsage.objects.get_or_create(user_id=owner_id)
     StorageUsage.objects.filter(user_id=owner_id).update(stored_bytes=F("stored_bytes") + by)

@@ -13,16 +13,20 @@ import os
 from datetime import timedelta
 
 from django.core.files.storage import default_storage
+from django.db import transaction
 from django.utils import timezone
 
-from jobs.models import Document, PageResult
+from jobs.models import Document, ExportFile, PageResult
+from jobs.services.quotas import stored_bytes_change
 
 logger = logging.getLogger(__name__)
 
-# Built exports (jobs.services.exports) are referenced by no row: the sweep
-# expires them an hour after they were made, stale versions included. So are uploads left
-# spooling in ".uploading" (FILE_UPLOAD_TEMP_DIR) by a web process killed mid-upload.
-SWEPT_FOLDERS = ("pages", "documents", "exports", ".uploading")
+# Built exports (jobs.services.exports) are kept by no row (their ExportFile rows only count
+# their bytes, and go with them): the sweep expires them an hour after they were made, stale
+# versions included. So are uploads left spooling in ".uploading" (FILE_UPLOAD_TEMP_DIR) by a
+# web process killed mid-upload.
+EXPORTS_FOLDER = "exports"
+SWEPT_FOLDERS = ("pages", "documents", EXPORTS_FOLDER, ".uploading")
 GRACE = timedelta(hours=1)
 
 
@@ -50,14 +54,25 @@ def orphan_files_sweep(*, grace: timedelta = GRACE) -> list[str]:
     for image, thumbnail in PageResult.objects.values_list("image", "thumbnail"):
         referenced.update((image, thumbnail))
     cutoff = timezone.now() - grace
-    removed = []
-    for name in _files(*SWEPT_FOLDERS):
-        if name not in referenced and default_storage.get_modified_time(name) < cutoff:
-            default_storage.delete(name)
-            removed.append(name)
+    removed = [name for name in _files(*SWEPT_FOLDERS)
+               if name not in referenced and default_storage.get_modified_time(name) < cutoff]
+    _exports_uncount([name for name in removed if name.startswith(f"{EXPORTS_FOLDER}/")])
+    for name in removed:
+        default_storage.delete(name)
     if removed:
         logger.info("removed %d orphan file(s)", len(removed))
     return removed
+
+
+def _exports_uncount(names: list[str]) -> None:
+    """Built exports about to be deleted no longer count against their owners' storage quotas.
+
+    Before the files go: a sweep killed in between leaves files no row counts, which the next one deletes.
+    """
+    with transaction.atomic():
+        for export in ExportFile.objects.filter(name__in=names).select_related("job").select_for_update():
+            stored_bytes_change(export.job.owner_id, -export.size_bytes)
+            export.delete()
 
 
 def _files(*folders: str):

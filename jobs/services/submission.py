@@ -1,4 +1,8 @@
-"""Submitting work: options and file are validated, then Document + Job + queue entry commit together."""
+"""Submitting work: options and file are validated, then Document + Job + queue entry commit together.
+
+A ``file_url`` submission commits its Document before the file is there; a worker
+downloads and checks it (jobs.services.fetching).
+"""
 
 from __future__ import annotations
 
@@ -13,14 +17,15 @@ from django.utils import timezone
 
 from jobs import progress
 from jobs.engines.config import engine_config
-from jobs.models import Job, UserSettings
+from jobs.models import Document, Job, UserSettings
 from jobs.queue import cluster_for, enqueue_job
-from jobs.services.documents import CheckedDocument, Upload, document_check, document_store
+from jobs.services.documents import CheckedDocument, Upload, clean_file_name, document_check, document_store
 from jobs.services.quotas import Quotas, Usage, quota_check, stored_bytes_change
-from jobs.urlguard import check_public_url, fetch_url
+from jobs.urlguard import check_public_url, file_name
 from ocr_engine import pipelines
 from ocr_engine.config import DEFAULT_LANG, DEFAULT_PIPELINE
-from ocr_engine.errors import GpuRequired
+from ocr_engine.errors import GpuRequired, PageOutOfRange
+from ocr_engine.inputs.pages import parse_page_range
 
 
 def job_options_check(*, pipeline: str, lang: str, text_layer: str = "auto", orientation: str = "auto") -> None:
@@ -55,42 +60,18 @@ def job_create(
     if webhook_url:
         check_public_url(webhook_url)
     checked = document_check(file=file, filename=filename, pages=pages)
-    dedup_key = _dedup_key(checked, pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation)
+    options = {"pipeline": pipeline, "lang": lang, "text_layer": text_layer, "orientation": orientation}
 
     stored = document_store(owner=owner, checked=checked)  # before the transaction: see document_store
-    job = Job(
-        owner=owner,
-        document=stored,
-        pipeline=pipeline,
-        lang=lang,
-        text_layer=text_layer,
-        orientation=orientation,
-        pages_spec=(pages or "").strip(),
-        page_numbers=checked.page_numbers,
-        pages_total=len(checked.page_numbers),
-        cluster=cluster_for(pipeline),
-        dedup_key=dedup_key,
-        max_attempts=settings.OCR_JOB_MAX_ATTEMPTS,
-        webhook_url=webhook_url,
-    )
+    job = _new_job(owner, stored, pages=pages, webhook_url=webhook_url, **options)
+    job.page_numbers, job.pages_total = checked.page_numbers, len(checked.page_numbers)
+    job.dedup_key = dedup_key(checked, **options)
     try:
         with transaction.atomic():
-            # Lock the owner's row so that two identical submissions arriving at once serialise here
-            # and the second one finds the first job, and so that quotas see every earlier submission
-            # (a no-op on SQLite, whose BEGIN IMMEDIATE already serialises every writer).
-            get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
-            duplicate = _duplicate_of(owner, dedup_key)
+            owner_lock(owner)
+            duplicate = duplicate_of(owner, job.dedup_key)
             if duplicate is None:
-                own = UserSettings.objects.filter(user=owner).first()
-                if not webhook_url and own is not None:
-                    job.webhook_url = own.default_webhook_url
-                quota_check(quotas=Quotas.of(own), usage=Usage.of(owner), pages=job.pages_total,
-                            size_bytes=checked.size_bytes)
-                stored.save()
-                stored_bytes_change(owner.pk, stored.size_bytes)
-                job.save()
-                enqueue_job(job)  # the ORM broker's queue row commits with the job (jobs.queue)
-                transaction.on_commit(lambda: progress.publish(job, "queued"))
+                _save_and_queue(job)
     except BaseException:
         stored.file.delete(save=False)  # the row rolled back, or was never saved: the file goes too
         raise
@@ -100,23 +81,97 @@ def job_create(
     return job, False
 
 
-def job_create_from_url(*, owner, file_url: str, **options) -> tuple[Job, bool]:
-    """Like ``job_create`` for a file the server downloads (SSRF-guarded, size- and time-limited)."""
-    content, filename = fetch_url(
-        file_url, max_bytes=settings.OCR_MAX_UPLOAD_BYTES, timeout=settings.OCR_URL_FETCH_TIMEOUT
+def job_create_from_url(
+    *,
+    owner,
+    file_url: str,
+    pipeline: str = DEFAULT_PIPELINE,
+    lang: str = DEFAULT_LANG,
+    text_layer: str = "auto",
+    orientation: str = "auto",
+    pages: str | None = None,
+    webhook_url: str = "",
+) -> tuple[Job, bool]:
+    """Queue a job whose file a worker downloads from ``file_url``; returns ``(job, False)``.
+
+    Nothing is downloaded here: thirty submissions naming a slow server would
+    otherwise hold thirty of the web process's threads and up to 50 MB each.
+    What can be judged without the file is checked now (raises an OcrError
+    subclass): the options, the URL (http(s), no credentials, public
+    addresses), the page range's syntax, quotas already used up. The worker
+    downloads the file to disk, checks it as an upload and deduplicates it by
+    its content (jobs.services.fetching); a failure there fails the job.
+    """
+    job_options_check(pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation)
+    check_public_url(file_url)
+    if webhook_url:
+        check_public_url(webhook_url)
+    _page_range_check(pages)
+    document = Document(owner=owner, source_url=file_url, original_name=clean_file_name(file_name(file_url)),
+                        sha256="", media_type="", size_bytes=0, page_count=0)
+    job = _new_job(owner, document, pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation,
+                   pages=pages, webhook_url=webhook_url)
+    with transaction.atomic():
+        owner_lock(owner)
+        _save_and_queue(job)
+    return job, False
+
+
+def _new_job(owner, document: Document, *, pipeline: str, lang: str, text_layer: str, orientation: str,
+             pages: str | None, webhook_url: str) -> Job:
+    return Job(
+        owner=owner,
+        document=document,
+        pipeline=pipeline,
+        lang=lang,
+        text_layer=text_layer,
+        orientation=orientation,
+        pages_spec=(pages or "").strip(),
+        cluster=cluster_for(pipeline),
+        max_attempts=settings.OCR_JOB_MAX_ATTEMPTS,
+        webhook_url=webhook_url,
     )
-    return job_create(owner=owner, file=content, filename=filename, **options)
 
 
-def _dedup_key(checked: CheckedDocument, **options) -> str:
+def _save_and_queue(job: Job) -> None:
+    """In the owner-locked transaction: the default webhook, quotas, then the rows and the queue entry."""
+    own = UserSettings.objects.filter(user=job.owner).first()
+    if not job.webhook_url and own is not None:
+        job.webhook_url = own.default_webhook_url
+    quota_check(quotas=Quotas.of(own), usage=Usage.of(job.owner), pages=job.pages_total,
+                size_bytes=job.document.size_bytes)
+    job.document.save()
+    stored_bytes_change(job.owner.pk, job.document.size_bytes)
+    job.save()
+    enqueue_job(job)  # the ORM broker's queue row commits with the job (jobs.queue)
+    transaction.on_commit(lambda: progress.publish(job, "queued"))
+
+
+def _page_range_check(pages: str | None) -> None:
+    """Raise InvalidPageRange for a spec that no document could satisfy; whether its pages exist waits for the file."""
+    try:
+        parse_page_range(pages, settings.OCR_MAX_PAGES)
+    except PageOutOfRange:
+        pass
+
+
+def owner_lock(owner) -> None:
+    """Lock the owner's row, inside a transaction, so that two identical submissions arriving at once
+    serialise here and the second one finds the first job, and so that quotas see every earlier
+    submission (a no-op on SQLite, whose BEGIN IMMEDIATE already serialises every writer)."""
+    get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
+
+
+def dedup_key(checked: CheckedDocument, **options) -> str:
+    """The key under which the same file with the same options is one job (``duplicate_of``)."""
     options = json.dumps({**options, "pages": checked.page_numbers}, sort_keys=True)
     return hashlib.sha256(f"{checked.sha256}:{options}".encode()).hexdigest()
 
 
-def _duplicate_of(owner, dedup_key: str) -> Job | None:
+def duplicate_of(owner, key: str) -> Job | None:
     """The owner's newest job with the same file and options within the dedup window, unless it failed or was canceled."""
     since = timezone.now() - timedelta(seconds=settings.OCR_DEDUP_WINDOW_SECONDS)
     return (Job.objects.select_related("document")
-            .filter(owner=owner, dedup_key=dedup_key, created_at__gte=since)
+            .filter(owner=owner, dedup_key=key, created_at__gte=since)
             .exclude(status__in=[Job.Status.FAILED, Job.Status.CANCELED])
             .order_by("-created_at").first())

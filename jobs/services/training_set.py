@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
 from django.db.models import Q, QuerySet
 from django.db.models.fields.json import KT
 from PIL import Image
@@ -67,11 +69,6 @@ def _reviewed(page: PageResult) -> bool:
     return bool(page.corrections.all()) or any(edit.undone_at is None for edit in page.edits.all())
 
 
-def corrected_lines(job: Job) -> list[CorrectedLine]:
-    return [item for page in filter(_reviewed, _pages(job))
-            for item in _page_corrected_lines(job, page, page_with_corrections(page))]
-
-
 def _page_corrected_lines(job: Job, page: PageResult, corrected: Page) -> list[CorrectedLine]:
     """The lines of ``corrected`` (the reviewed reading of ``page``) whose text or box differs from the engine's."""
     engine = {line.id: line for line in page_from_dict(page.normalized).lines}
@@ -80,32 +77,64 @@ def _page_corrected_lines(job: Job, page: PageResult, corrected: Page) -> list[C
             if line.id not in engine or engine[line.id].text != line.text or engine[line.id].polygon != line.polygon]
 
 
-def training_zip(user, since: datetime | None = None) -> bytes:
+# Pages read per query while the ZIP is written: each page's stored result is parsed and dropped with its chunk.
+PAGES_PER_QUERY = 20
+
+
+class _Drained:
+    """What zipfile writes to: a stream that cannot seek (each member's sizes follow its data), emptied by ``drain``."""
+
+    def __init__(self):
+        self._parts: list[bytes] = []
+
+    def write(self, data) -> int:
+        self._parts.append(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def drain(self) -> bytes:
+        data = b"".join(self._parts)
+        self._parts.clear()
+        return data
+
+
+def training_zip_chunks(user, since: datetime | None = None) -> Iterator[bytes]:
+    """The training ZIP as it is written, member by member, for a streamed response or a file.
+
+    Built whole, a reviewer's few hundred corrected pages took the ZIP, and every decoded page
+    image of a job, into the web process at once. Here one page image is decoded at a time and released
+    before the next, and each member leaves as soon as it is written.
+    """
     from ocr_engine.reread import crop_polygon  # OpenCV only, no models
 
-    buffer = io.BytesIO()
+    out = _Drained()
     labels, readings = [], []
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         for job in reviewed_jobs(user, since):
-            images: dict[int, Image.Image] = {}
-            for item in corrected_lines(job):
-                if not item.line.text.strip() or not item.page.image:
-                    continue  # an emptied line teaches the recogniser nothing
-                image = images.get(item.page.pk)
-                if image is None:
-                    with item.page.image.open("rb") as fh:
-                        image = images[item.page.pk] = Image.open(fh).convert("RGB")
-                fx = image.width / item.page.normalized["width"]
-                fy = image.height / item.page.normalized["height"]
-                crop = crop_polygon(image, [[x * fx, y * fy] for x, y in item.line.polygon])
-                png = io.BytesIO()
-                crop.save(png, "PNG")
-                archive.writestr(item.path, png.getvalue())
-                labels.append(f"{item.path}\t{item.line.text}")
-                readings.append(f"{item.path}\t{item.line.text}\t{item.engine_text}")
+            for page in filter(_reviewed, _pages(job).iterator(chunk_size=PAGES_PER_QUERY)):
+                # An emptied line teaches the recogniser nothing.
+                lines = [item for item in _page_corrected_lines(job, page, page_with_corrections(page))
+                         if item.line.text.strip()]
+                if not lines or not page.image:
+                    continue
+                with page.image.open("rb") as fh, Image.open(fh) as stored:
+                    # The page's pixels once for all its lines: each PIL image would be copied whole per line.
+                    pixels = np.asarray(stored if stored.mode == "RGB" else stored.convert("RGB"))
+                fx, fy = pixels.shape[1] / page.normalized["width"], pixels.shape[0] / page.normalized["height"]
+                for item in lines:
+                    crop = crop_polygon(pixels, [[x * fx, y * fy] for x, y in item.line.polygon])
+                    png = io.BytesIO()
+                    crop.save(png, "PNG")
+                    archive.writestr(item.path, png.getvalue())
+                    labels.append(f"{item.path}\t{item.line.text}")
+                    readings.append(f"{item.path}\t{item.line.text}\t{item.engine_text}")
+                    yield out.drain()
+                del pixels  # freed now, not once the next page's are decoded beside them
         archive.writestr("rec_gt.txt", "".join(f"{row}\n" for row in labels))
         archive.writestr("engine_reading.txt", "".join(f"{row}\n" for row in readings))
-    return buffer.getvalue()
+    yield out.drain()  # the two label files and the central directory, written as the archive closes
 
 
 def job_cer(job: Job) -> dict:

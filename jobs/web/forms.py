@@ -41,7 +41,7 @@ def language_choices() -> list[tuple[str, str]]:
 
 
 class UploadForm(forms.Form):
-    files = MultipleFileField(label="Files", help_text="PDF, PNG, JPEG, TIFF, BMP or WebP; several at once.")
+    files = MultipleFileField(label="Files")
     pipeline = forms.ChoiceField(initial=DEFAULT_PIPELINE)
     lang = forms.ChoiceField(label="Language", initial=DEFAULT_LANG)
     text_layer = forms.ChoiceField(
@@ -60,6 +60,15 @@ class UploadForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["pipeline"].choices = pipeline_choices()
         self.fields["lang"].choices = language_choices()
+        self.fields["files"].help_text = (f"PDF, PNG, JPEG, TIFF, BMP or WebP; up to {settings.OCR_UPLOAD_MAX_FILES} "
+                                          "at once.")
+
+    def clean_files(self):
+        files = self.cleaned_data["files"]
+        if len(files) > settings.OCR_UPLOAD_MAX_FILES:
+            raise forms.ValidationError(f"At most {settings.OCR_UPLOAD_MAX_FILES} files at once; these are "
+                                        f"{len(files)}. Upload the others in another go.")
+        return files
 
     def options(self) -> dict[str, str]:
         # Optional choices left out of a post (older clients, scripts) take their initial value.

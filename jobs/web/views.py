@@ -16,6 +16,7 @@ from rest_framework.authtoken.models import Token
 
 from jobs import selectors
 from jobs.api.serializers import ApiUrls, job_links
+from jobs.api.throttles import submissions_wait
 from jobs.errors import OPTION_FIELD_BY_CODE
 from jobs.models import Job, PageResult
 from jobs.services.accounts import api_token_regenerate, webhook_secret_rotate
@@ -57,6 +58,13 @@ def upload(request):
     form = UploadForm(request.POST or None, request.FILES or None)
     outcomes: list[Outcome] = []
     if request.method == "POST" and form.is_valid():
+        # Each file is a job of the submit rate, as on the API; over it, none is stored.
+        if wait := submissions_wait(request.user, jobs=len(form.cleaned_data["files"])):
+            form.add_error(None, f"You have submitted more files than this site takes in a short time "
+                                 f"({settings.API_THROTTLE_RATES['submit']}). Try again in {wait} seconds.")
+            response = render(request, "jobs/upload.html", {"form": form, "outcomes": outcomes}, status=429)
+            response["Retry-After"] = str(wait)
+            return response
         for file in form.cleaned_data["files"]:
             try:
                 job, reused = job_create(owner=request.user, file=file, filename=file.name, **form.options())

@@ -88,6 +88,10 @@ AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15))
 # One address guessing one user's password is locked; other users and places are not.
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# The address is REMOTE_ADDR, as for the API's throttles (NUM_PROXIES below): the web server puts the
+# client's there, from X-Forwarded-For of the proxies in FORWARDED_ALLOW_IPS only. Named here, not left to
+# axes' default, as axes reads the headers listed here wherever django-ipware is installed.
+AXES_IPWARE_META_PRECEDENCE_ORDER = ["REMOTE_ADDR"]
 AXES_RESET_ON_SUCCESS = True
 
 ROOT_URLCONF = "ocrsite.urls"
@@ -308,6 +312,9 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "jobs.api.exceptions.exception_handler",
+    # DRF's, with JSON nested too deeply for Python a 400 too.
+    "DEFAULT_PARSER_CLASSES": ["jobs.api.parsers.JSONParser", "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
     # Anonymous calls are counted per address by jobs.api.auth (DRF throttles only after refusing).
     "DEFAULT_THROTTLE_CLASSES": ["jobs.api.throttles.UserRateThrottle"],
     # The client's address is REMOTE_ADDR: the server puts the forwarded one there, from the
@@ -342,8 +349,15 @@ FILE_UPLOAD_HANDLERS = ["jobs.uploads.HashingMemoryFileUploadHandler", "jobs.upl
 FILE_UPLOAD_TEMP_DIR = str(MEDIA_ROOT / ".uploading")
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)  # Django's checks want it to exist
 
-# /metrics needs "Authorization: Bearer <METRICS_TOKEN>" when set.
+# /metrics needs "Authorization: Bearer <METRICS_TOKEN>" when set. Without one it is public, which a
+# deployment must say it wants (METRICS_PUBLIC=true): a forgotten token must not leave it open. The
+# embedded default is one machine's site, served on loopback by `make run` (which turns this off when
+# HOST opens it to others).
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+METRICS_PUBLIC = env_bool("METRICS_PUBLIC", EMBEDDED)
+if not METRICS_TOKEN and not METRICS_PUBLIC and not DEBUG:
+    raise ImproperlyConfigured("METRICS_TOKEN is not set, so /metrics would be public. Set METRICS_TOKEN (Prometheus "
+                               "sends it as a Bearer token), or METRICS_PUBLIC=true to serve /metrics to anyone.")
 # Scrapes within this many seconds share one collection: the figures are
 # full-table aggregates, and /metrics may be reachable by more than Prometheus.
 METRICS_CACHE_SECONDS = env_float("METRICS_CACHE_SECONDS", 5.0)

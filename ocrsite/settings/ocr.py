@@ -22,6 +22,8 @@ OCR_MAX_UPLOAD_BYTES = env_int("OCR_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)
 # The largest body of any other request (ocrsite.body_limit); larger ones get 413 before they are read.
 OCR_MAX_BODY_BYTES = env_int("OCR_MAX_BODY_BYTES", 1024 * 1024)
 OCR_MAX_PAGES = env_int("OCR_MAX_PAGES", 500)
+# Files in one post of the upload form (the API takes one a request); each is a job of the submit rate.
+OCR_UPLOAD_MAX_FILES = env_int("OCR_UPLOAD_MAX_FILES", 20)
 OCR_MAX_PIXELS = env_int("OCR_MAX_PIXELS", 100_000_000)
 # True when a `gpu` cluster is deployed: every pipeline runs there and GPU-only ones are accepted.
 OCR_GPU_CLUSTER = env_bool("OCR_GPU_CLUSTER", False)

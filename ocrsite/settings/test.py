@@ -11,6 +11,7 @@ os.environ.setdefault("OCR_ALLOW_PRIVATE_URLS", "true")
 os.environ.setdefault("MEDIA_ROOT", os.path.join(tempfile.gettempdir(), "ocr-test-media"))
 os.environ.setdefault("HTTPS", "false")
 os.environ.setdefault("METRICS_CACHE_SECONDS", "0")
+os.environ.setdefault("METRICS_PUBLIC", "true")  # tests read /metrics without a token; those of the token set one
 # One test process makes thousands of calls from 127.0.0.1; tests of the limits set their own.
 os.environ.setdefault("API_THROTTLE_ANON", "100000/min")
 os.environ.setdefault("API_THROTTLE_USER", "100000/min")  # tests read /metrics right after changing the database  # live servers in tests speak plain HTTP on loopback

@@ -29,7 +29,8 @@ const OCR = (() => {
     return template.replace(/\{(\w+)\}/g, (_, name) => encodeURIComponent(values[name]));
   }
 
-  /* A WebSocket that reconnects with backoff until stop() is called or keepOpen() says no. */
+  /* A WebSocket that reconnects with backoff until stop() is called or keepOpen() says no. A close by the
+     server with a 4xxx code (jobs/consumers.py: token replaced, job deleted) is final: no reconnect. */
   function socket(path, { onMessage, onState, keepOpen = () => true }) {
     const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${path}`;
     let ws = null;
@@ -39,9 +40,9 @@ const OCR = (() => {
       ws = new WebSocket(url);
       ws.onopen = () => { delay = 1000; onState && onState("open"); };
       ws.onmessage = (event) => onMessage(JSON.parse(event.data));
-      ws.onclose = () => {
+      ws.onclose = (event) => {
         onState && onState("closed");
-        if (stopped || !keepOpen()) return;
+        if (stopped || event.code >= 4000 || !keepOpen()) return;
         setTimeout(open, delay);
         delay = Math.min(delay * 2, 30000);
       };

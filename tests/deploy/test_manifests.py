@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import shlex
+import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -205,6 +208,18 @@ def test_the_web_port_is_the_same_everywhere():
     assert service_port["targetPort"] in ports
 
 
+def test_the_web_takes_client_addresses_from_its_proxy_only():
+    """Lockout, throttles and logs see the address uvicorn resolves: X-Forwarded-For believed from the proxy's
+    address (compose) or the ingress controllers' network (Kubernetes), FORWARDED_ALLOW_IPS."""
+    web, proxy = compose()["services"]["web"], compose()["services"]["proxy"]
+    assert "--proxy-headers" in web["command"]
+    assert web["environment"]["FORWARDED_ALLOW_IPS"] == proxy["networks"]["default"]["ipv4_address"]
+    [container] = pod_specs()["ocr-web"]["containers"]
+    assert "--proxy-headers" in container["command"]
+    assert k8s("ConfigMap")["ocr-config"]["data"]["FORWARDED_ALLOW_IPS"]
+    assert {"configMapRef": {"name": "ocr-config"}} in container["envFrom"]
+
+
 # --- environment -----------------------------------------------------------------
 
 def assert_read_by_the_project(name: str, where: str) -> None:
@@ -260,6 +275,32 @@ def test_the_operations_guide_documents_every_variable():
 def secret_examples() -> dict[str, dict]:
     path = DOCKER / "k8s" / "secret.example.yaml"
     return {doc["metadata"]["name"]: doc for doc in yaml.safe_load_all(path.read_text())}
+
+
+def test_kubernetes_serves_https_only_with_hsts_secure_cookies_and_a_metrics_token(tmp_path):
+    """The web pod's environment (ConfigMap, the filled-in Secret, its own env) through the real settings:
+    what Django then sends, and `check --deploy` clean."""
+    [container] = pod_specs()["ocr-web"]["containers"]
+    env = {**k8s("ConfigMap")["ocr-config"]["data"], **secret_examples()["ocr-secrets"]["stringData"],
+           **{e["name"]: e["value"] for e in container["env"] if "value" in e}}
+    assert env["HTTPS"] == "true" and env["METRICS_TOKEN"] == "" and "METRICS_PUBLIC" not in env
+    # Filled in as the Secret's comments ask; the database and Redis are local ones (nothing connects).
+    env.update(SECRET_KEY="a-real-deployment-key-" + "x" * 40, METRICS_TOKEN="a-real-scrape-token",
+               DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3", REDIS_URL="redis://127.0.0.1:6379/15",
+               ALLOWED_HOSTS=env["ALLOWED_HOSTS"].replace("$(POD_IP)", "10.1.2.3"))
+    shown = "SECURE_SSL_REDIRECT, SECURE_HSTS_SECONDS, SESSION_COOKIE_SECURE, CSRF_COOKIE_SECURE"
+    booted = subprocess.run([sys.executable, "-c", f"from ocrsite.settings.base import {shown}; print({shown})"],
+                            cwd=REPO, env={"PATH": os.environ["PATH"], **env}, capture_output=True, text=True,
+                            timeout=60)
+    assert booted.stdout.split() == ["True", "31536000", "True", "True"], booted.stderr
+    checked = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=REPO,
+                             env={"PATH": os.environ["PATH"], **env}, capture_output=True, text=True, timeout=120)
+    assert checked.returncode == 0 and "no issues" in checked.stdout, checked.stderr + checked.stdout
+
+    unfilled = subprocess.run([sys.executable, "-c", "import ocrsite.settings.base"], cwd=REPO,
+                              env={"PATH": os.environ["PATH"], **env, "METRICS_TOKEN": ""}, capture_output=True,
+                              text=True, timeout=60)
+    assert unfilled.returncode != 0 and "METRICS_TOKEN is not set" in unfilled.stderr
 
 
 def test_volumes_are_claimed():

@@ -121,16 +121,20 @@ def embedded_default(tmp_path: Path):
         yield base, token, manage, env
 
 
-@pytest.fixture
-def asgi_server(transactional_db, settings, tmp_path):
-    """Base URL of a real web server on the test database (channel layer: Redis, from the test settings)."""
-    env = {
+def server_env(settings) -> dict[str, str]:
+    """The environment of a web server on the test database and the test's MEDIA_ROOT."""
+    return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "ocrsite.settings.test",
         "DATABASE_URL": database_url(),
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),
     }
-    with web_server(env, tmp_path / "web.log") as base:
+
+
+@pytest.fixture
+def asgi_server(transactional_db, settings, tmp_path):
+    """Base URL of a real web server on the test database (channel layer: Redis, from the test settings)."""
+    with web_server(server_env(settings), tmp_path / "web.log") as base:
         yield base
 
 

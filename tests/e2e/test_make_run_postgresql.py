@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.e2e]
 # The test process's own settings put these in its environment; a newcomer's shell has none of them.
 TEST_ONLY = ("SECRET_KEY", "DJANGO_SETTINGS_MODULE", "DATABASE_URL", "REDIS_URL", "CHANNEL_LAYER_PREFIX",
              "CACHE_KEY_PREFIX", "MEDIA_ROOT", "OCR_ALLOW_PRIVATE_URLS", "HTTPS", "METRICS_CACHE_SECONDS",
-             "API_THROTTLE_ANON", "API_THROTTLE_USER", "TEST_DATABASE_NAME")
+             "METRICS_PUBLIC", "API_THROTTLE_ANON", "API_THROTTLE_USER", "TEST_DATABASE_NAME")
 
 
 @pytest.fixture

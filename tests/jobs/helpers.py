@@ -44,3 +44,19 @@ def failed_record(number: int):
     from jobs.services import PageRecord
 
     return PageRecord(page_number=number, error_code="recognition_failed", error_detail="boom")
+
+
+def corrected_job(owner, pages: int):
+    """A finished job of ``pages`` pages (helpers' 100x40 pages) whose first line a reviewer retyped on each."""
+    from jobs import services
+    from jobs.services.review import line_correct
+    from tests.jobs.factories import JobFactory
+
+    job = JobFactory(owner=owner, page_numbers=list(range(1, pages + 1)), pages_total=pages)
+    services.job_claim(job_id=job.pk, worker_id="w")
+    for number in range(1, pages + 1):
+        services.job_record_page(job_id=job.pk, worker_id="w", record=page_record(number))
+    job = services.job_finish(job_id=job.pk, worker_id="w")
+    for page in job.pages.all():
+        line_correct(page=page, line_id=f"p{page.page_number}-l1", text=f"Hello, page {page.page_number}", user=owner)
+    return job

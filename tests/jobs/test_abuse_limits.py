@@ -5,15 +5,19 @@ from __future__ import annotations
 import importlib
 import multiprocessing
 import time
+from datetime import timedelta
 
 import pytest
 from django.apps import apps
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from jobs.api import budgets
-from jobs.models import Document, Job, StorageUsage, UserSettings
+from jobs.models import Document, ExportFile, Job, PageResult, StorageUsage, UserSettings
 from jobs.services import job_create
-from tests.jobs.helpers import small_png, three_page_pdf
+from jobs.services.storage import orphan_files_sweep
+from tests.jobs.helpers import page_record, small_png, three_page_pdf
+from tests.jobs.test_api import run_pages
+from tests.jobs.test_export_worker import build_queued
 
 pytestmark = pytest.mark.django_db
 
@@ -73,6 +77,45 @@ def test_submissions_have_their_own_limit(api_client, settings):
     assert refused.status_code == 429 and refused.json()["code"] == "throttled"
     assert api_client.get("/api/v1/jobs").status_code == 200  # reading goes on
     assert Job.objects.count() == 1
+
+
+def distinct_pngs(count: int) -> list[tuple[str, bytes]]:
+    # Bytes after a PNG's end are ignored by readers and make every file (and its hash) distinct.
+    return [(f"page-{n}.png", small_png() + f"#{n}".encode()) for n in range(count)]
+
+
+def post_upload_form(client, files: list[tuple[str, bytes]]):
+    return client.post("/upload/", {"files": [SimpleUploadedFile(name, data, content_type="image/png")
+                                              for name, data in files], "pipeline": "ocr", "lang": "en"})
+
+
+@pytest.mark.usefixtures("budgets_store")
+def test_the_upload_form_spends_the_submit_budget_one_job_a_file(client, api_client, user, settings):
+    settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "submit": "3/min"}
+    client.force_login(user)
+    files = distinct_pngs(5)
+    assert post_upload_form(client, files[:2]).status_code == 302  # two jobs of three
+
+    refused = post_upload_form(client, files[2:4])  # two more: over the budget, so neither is stored
+    assert refused.status_code == 429 and 0 < int(refused["Retry-After"]) <= 60
+    page = refused.content.decode()
+    assert "more files than this site takes in a short time (3/min)" in page and "Try again in" in page
+    assert Job.objects.count() == 2
+
+    # The API spends the same budget: the one job left, then 429.
+    last = upload("c.png", files[4][1])
+    assert api_client.post("/api/v1/jobs", {"file": last}, format="multipart").status_code == 202
+    assert api_client.post("/api/v1/jobs", {"file": upload()}, format="multipart").status_code == 429
+
+
+def test_the_upload_form_takes_at_most_ocr_upload_max_files(client, user, settings):
+    settings.OCR_UPLOAD_MAX_FILES = 2
+    client.force_login(user)
+    refused = post_upload_form(client, distinct_pngs(3))
+    assert refused.status_code == 400
+    assert "At most 2 files at once; these are 3." in refused.content.decode()
+    assert not Job.objects.exists() and not Document.objects.exists()
+    assert "up to 2 at once" in client.get("/upload/").content.decode()
 
 
 def test_web_processes_spending_one_budget_at_once_never_overspend_it(tmp_path):
@@ -161,6 +204,65 @@ def test_an_upgraded_site_counts_the_files_stored_before_the_running_totals(api_
     assert refused.status_code == 429 and refused.json()["code"] == "quota_exceeded"
 
 
+def test_page_images_and_built_exports_count_against_the_storage_quota(api_client, user, settings, media_root):
+    settings.OCR_QUOTA_PAGES_PER_DAY = 0
+    settings.OCR_EXPORT_INLINE_MAX_PAGES = 2  # three pages count as long: a worker builds the export
+    settings.OCR_EXPORT_WAIT_SECONDS = 0.3
+    pdf = three_page_pdf()
+    job = Job.objects.get(pk=api_client.post("/api/v1/jobs", {"file": upload("a.pdf", pdf, "application/pdf")},
+                                             format="multipart").json()["id"])
+    records = [page_record(n) for n in (1, 2, 3)]
+    run_pages(job, records)
+    pages = sum(len(r.image_jpeg) + len(r.thumbnail) for r in records)
+    assert StorageUsage.objects.get(user=user).stored_bytes == len(pdf) + pages
+
+    assert api_client.get(f"/api/v1/jobs/{job.pk}/export.pdf").status_code == 202
+    build_queued()
+    [export] = media_root.glob("exports/*/*.pdf")
+    stored = len(pdf) + pages + export.stat().st_size
+    UserSettings.objects.create(user=user, max_storage_bytes=stored + len(small_png()) - 1)
+    refused = api_client.post("/api/v1/jobs", {"file": upload()}, format="multipart")
+    assert refused.status_code == 429 and refused.json()["code"] == "quota_exceeded"
+    assert f"would make {stored + len(small_png())} stored bytes" in refused.json()["detail"]
+
+    orphan_files_sweep(grace=timedelta(0))  # the export expires: its bytes are free again
+    assert not export.exists()
+    assert api_client.post("/api/v1/jobs", {"file": upload()}, format="multipart").status_code == 202
+    assert StorageUsage.objects.get(user=user).stored_bytes == len(pdf) + pages + len(small_png())
+
+    assert api_client.delete(f"/api/v1/jobs/{job.pk}").status_code == 204  # its document and page images go
+    assert StorageUsage.objects.get(user=user).stored_bytes == len(small_png())
+
+
+def test_a_deleted_jobs_built_exports_no_longer_count(api_client, user, settings):
+    settings.OCR_EXPORT_INLINE_MAX_PAGES = 2
+    settings.OCR_EXPORT_WAIT_SECONDS = 0.3
+    job = Job.objects.get(pk=api_client.post("/api/v1/jobs", {"file": upload("a.pdf", three_page_pdf(),
+                                                                             "application/pdf")},
+                                             format="multipart").json()["id"])
+    run_pages(job, [page_record(n) for n in (1, 2, 3)])
+    api_client.get(f"/api/v1/jobs/{job.pk}/export.txt")
+    build_queued()
+    assert ExportFile.objects.filter(job=job).count() == 1
+    assert api_client.delete(f"/api/v1/jobs/{job.pk}").status_code == 204
+    assert StorageUsage.objects.get(user=user).stored_bytes == 0 and not ExportFile.objects.exists()
+
+
+def test_an_upgraded_site_counts_the_page_images_stored_before_them(user):
+    """Migration 0012 counts the page images and thumbnails already stored, on their pages and their owners."""
+    job = job_create(owner=user, file=three_page_pdf(), filename="a.pdf")[0]
+    records = [page_record(n) for n in (1, 2)]
+    run_pages(job, records)
+    PageResult.objects.update(stored_bytes=0)
+    StorageUsage.objects.filter(user=user).update(stored_bytes=len(three_page_pdf()))  # as before the counts
+
+    importlib.import_module("jobs.migrations.0012_stored_page_and_export_bytes").count_page_bytes(apps, None)
+
+    pages = [len(r.image_jpeg) + len(r.thumbnail) for r in records]
+    assert list(PageResult.objects.order_by("page_number").values_list("stored_bytes", flat=True)) == pages
+    assert StorageUsage.objects.get(user=user).stored_bytes == len(three_page_pdf()) + sum(pages)
+
+
 def test_login_locks_after_repeated_failures(client, user):
     failures = [client.post("/accounts/login/", {"username": "alice", "password": "wrong"}).status_code
                 for _ in range(5)]
@@ -168,3 +270,17 @@ def test_login_locks_after_repeated_failures(client, user):
     locked = client.post("/accounts/login/", {"username": "alice", "password": "pw-alice"})
     assert locked.status_code == 429  # even the right password, until the cool-off ends
     assert "_auth_user_id" not in client.session
+
+
+def test_a_forwarded_for_header_changes_no_clients_address(client, user, settings):
+    """The web server alone puts a forwarded address in REMOTE_ADDR (FORWARDED_ALLOW_IPS): lockout and
+    throttles read no header (tests/e2e/test_proxy.py: behind the real nginx)."""
+    for n in range(5):
+        client.post("/accounts/login/", {"username": "alice", "password": "wrong"},
+                    HTTP_X_FORWARDED_FOR=f"198.51.100.{n}")
+    locked = client.post("/accounts/login/", {"username": "alice", "password": "pw-alice"},
+                         HTTP_X_FORWARDED_FOR="198.51.100.99")
+    assert locked.status_code == 429
+    settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "anon": "2/min"}
+    codes = [client.get("/api/v1/jobs", HTTP_X_FORWARDED_FOR=f"198.51.100.{n}").status_code for n in range(3)]
+    assert codes == [401, 401, 429]

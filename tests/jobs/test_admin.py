@@ -1,9 +1,11 @@
-"""Admin: the job list filters and searches; actions go through the services."""
+"""Admin: the job list filters and searches; actions go through the services; API tokens are never shown."""
 
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.urls import reverse
+from rest_framework.authtoken.models import Token
 
 from jobs import services
 from jobs.models import Job
@@ -42,3 +44,40 @@ def test_cancel_action_calls_the_service(admin_client, user):
     admin_client.post(reverse("admin:jobs_job_changelist"),
                       {"action": "cancel_jobs", "_selected_action": [str(queued.pk)]}, follow=True)
     assert Job.objects.get(pk=queued.pk).status == Job.Status.CANCELED  # refused again, with a warning
+
+
+def test_staff_who_may_view_tokens_never_see_a_key(client, user, other_user, django_user_model):
+    key = Token.objects.create(user=user).key
+    staff = django_user_model.objects.create_user("operator", password="pw", is_staff=True)
+    staff.user_permissions.add(Permission.objects.get(codename="view_apitoken"))
+    client.force_login(staff)
+    changelist = reverse("admin:jobs_apitoken_changelist")
+    change = reverse("admin:jobs_apitoken_change", args=[user.pk])  # by the user's id, never the key
+    pages = {
+        "index": client.get(reverse("admin:index")),
+        "list": client.get(changelist),
+        "search": client.get(changelist, {"q": "alice"}),
+        "view": client.get(change),
+        "history": client.get(reverse("admin:jobs_apitoken_history", args=[user.pk])),
+    }
+    for name, page in pages.items():
+        assert page.status_code == 200, name
+        assert key not in page.content.decode(), name
+    assert key[:8] in pages["search"].content.decode() and key[:8] in pages["view"].content.decode()
+    # No guessing it from the list: lookups on the key from the URL, and popups, whose rows carry the key.
+    assert client.get(changelist, {"key__startswith": key[:2]}).status_code == 400
+    assert client.get(changelist, {"pk__startswith": key[:2]}).status_code == 400
+    assert client.get(changelist, {"_popup": "1"}).status_code == 403
+    assert client.get("/admin/authtoken/tokenproxy/").status_code == 404  # DRF's own token admin is gone
+    # A user's deletion page lists what goes with it: the token by its prefix.
+    staff.user_permissions.add(Permission.objects.get(codename="delete_user"))
+    deletion = client.get(reverse("admin:auth_user_delete", args=[user.pk]))
+    assert deletion.status_code == 200 and key[:8] in deletion.content.decode()
+    assert key not in deletion.content.decode()
+
+
+def test_a_token_made_in_the_admin_is_not_shown_either(admin_client, other_user):
+    response = admin_client.post(reverse("admin:jobs_apitoken_add"), {"user": other_user.pk}, follow=True)
+    key = Token.objects.get(user=other_user).key
+    assert response.status_code == 200 and key[:8] in response.content.decode()  # "The API token “3f9a…” was added"
+    assert key not in response.content.decode()

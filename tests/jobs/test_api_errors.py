@@ -11,7 +11,7 @@ from django.test import Client
 
 from jobs.api.views import JobViewSet
 from jobs.models import Document, Job
-from jobs.services.documents import _clean_name
+from jobs.services.documents import clean_file_name
 from tests.jobs.helpers import page_record, small_png
 from tests.jobs.test_api import run_pages
 
@@ -67,5 +67,21 @@ def test_hostile_file_names_cannot_add_header_parameters(api_client):
 
 
 def test_control_characters_are_stripped_from_file_names():
-    assert _clean_name("../report\r\n\x00.pdf") == "report.pdf"
-    assert _clean_name("\r\n") == "document"
+    assert clean_file_name("../report\r\n\x00.pdf") == "report.pdf"
+    assert clean_file_name("\r\n") == "document"
+
+
+@pytest.mark.django_db
+def test_json_nested_too_deeply_is_a_400(api_client):
+    upload = SimpleUploadedFile("page.png", small_png(), content_type="image/png")
+    job = Job.objects.get(pk=api_client.post("/api/v1/jobs", {"file": upload}, format="multipart").json()["id"])
+    run_pages(job, [page_record(1)])
+    deep = "[" * 200_000  # deeper than Python's JSON parser can follow: a RecursionError, not a ValueError
+    for method, path in [("post", "/api/v1/jobs"),  # the job routes' own parsers
+                         ("patch", f"/api/v1/jobs/{job.pk}/pages/1/lines/p1-l1"),  # the default ones
+                         ("post", f"/api/v1/jobs/{job.pk}/pages/1/lines")]:
+        response = getattr(api_client, method)(path, deep, content_type="application/json")
+        assert response.status_code == 400, path
+        assert response.json()["code"] == "parse_error"
+    malformed = api_client.post("/api/v1/jobs", "{", content_type="application/json")
+    assert malformed.status_code == 400 and malformed.json()["code"] == "parse_error"  # the same answer

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -12,6 +14,7 @@ from rest_framework.authtoken.models import Token
 
 from jobs.models import Job
 from tests.jobs.factories import JobFactory, PageResultFactory, UserFactory
+from tests.jobs.helpers import corrected_job
 
 
 def get_scope(path: str, headers: list[tuple[bytes, bytes]], root_path: str = "", query: bytes = b"") -> dict:
@@ -103,6 +106,22 @@ def test_a_page_image_streams_through_the_asgi_app_and_each_request_returns_its_
         cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                        "AND pid <> pg_backend_pid() AND backend_start >= %s", [test_start])
         assert cursor.fetchone()[0] == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_training_set_streams_through_the_asgi_app_without_being_collected_first(recwarn):
+    user = UserFactory()
+    job = corrected_job(user, pages=2)
+    token = Token.objects.create(user=user)
+
+    start, body = http_get("/api/v1/training-set", [(b"authorization", f"Token {token.key}".encode())])
+
+    assert start["status"] == 200
+    archive = zipfile.ZipFile(io.BytesIO(body))
+    assert archive.namelist() == [f"crops/{job.pk}-p1-p1-l1.png", f"crops/{job.pk}-p2-p2-l1.png",
+                                  "rec_gt.txt", "engine_reading.txt"]
+    # Django warns when its ASGI handler has to gather a synchronous iterator whole before sending it.
+    assert not [w for w in recwarn if "consume synchronous iterators" in str(w.message)]
 
 
 def post_in_pieces(path: str, pieces: list[bytes], headers: list[tuple[bytes, bytes]]) -> tuple[dict, bytes, int]:

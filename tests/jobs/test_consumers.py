@@ -17,6 +17,8 @@ from rest_framework.authtoken.models import Token
 
 from jobs import services
 from jobs.models import Job
+from jobs.progress import CLOSE_JOB_DELETED, CLOSE_TOKEN_REVOKED
+from jobs.services.accounts import api_token_regenerate
 from tests.jobs.factories import JobFactory, PageResultFactory
 from tests.jobs.helpers import page_record
 
@@ -202,3 +204,64 @@ def test_user_socket_streams_only_the_users_own_jobs(application, user, other_us
     state, canceled = run(scenario)
     assert (state["event"], state["status"], state["job"]["id"]) == ("state", "running", str(active.pk))
     assert (canceled["event"], canceled["status"], canceled["job"]["id"]) == ("canceled", "canceled", str(active.pk))
+
+
+def test_a_new_api_token_closes_the_sockets_of_the_old_one(application, user):
+    job = JobFactory(owner=user)
+    by_token, by_session = token_headers(user), session_headers(user)
+
+    async def scenario():
+        job_socket = WebsocketCommunicator(application, f"/ws/jobs/{job.pk}/", headers=by_token)
+        user_socket = WebsocketCommunicator(application, "/ws/jobs/", headers=by_token)
+        browser = WebsocketCommunicator(application, f"/ws/jobs/{job.pk}/", headers=by_session)
+        for ws in (job_socket, user_socket, browser):
+            assert (await ws.connect())[0]
+        await job_socket.receive_json_from(TIMEOUT)  # the job's state
+        await browser.receive_json_from(TIMEOUT)
+        await user_socket.receive_json_from(TIMEOUT)  # the queued job's state
+
+        await database_sync_to_async(api_token_regenerate)(user=user)
+        closes = [await job_socket.receive_output(TIMEOUT), await user_socket.receive_output(TIMEOUT)]
+        browser_still_open = await browser.receive_nothing(0.3)
+        await browser.disconnect()
+
+        reopened = WebsocketCommunicator(application, f"/ws/jobs/{job.pk}/", headers=by_token)
+        refused = not (await reopened.connect())[0]
+        await reopened.disconnect()
+        return closes, browser_still_open, refused
+
+    closes, browser_still_open, refused = run(scenario)
+    assert closes == [{"type": "websocket.close", "code": CLOSE_TOKEN_REVOKED}] * 2 == [
+        {"type": "websocket.close", "code": 4401}] * 2
+    assert browser_still_open  # the session did not change
+    assert refused  # the old key opens nothing any more
+
+
+def test_deleting_a_job_closes_its_sockets_and_keeps_the_users_stream(application, user):
+    job, other = JobFactory(owner=user, status=Job.Status.RUNNING), JobFactory(owner=user)
+    headers = token_headers(user)
+
+    async def scenario():
+        job_socket = WebsocketCommunicator(application, f"/ws/jobs/{job.pk}/", headers=headers)
+        other_socket = WebsocketCommunicator(application, f"/ws/jobs/{other.pk}/", headers=headers)
+        user_socket = WebsocketCommunicator(application, "/ws/jobs/", headers=headers)
+        for ws in (job_socket, other_socket, user_socket):
+            assert (await ws.connect())[0]
+        await job_socket.receive_json_from(TIMEOUT)
+        await other_socket.receive_json_from(TIMEOUT)
+        for _ in range(2):  # both jobs are active
+            await user_socket.receive_json_from(TIMEOUT)
+
+        await database_sync_to_async(services.job_delete)(job=job)
+        closed = await job_socket.receive_output(TIMEOUT)
+        others_open = await other_socket.receive_nothing(0.3) and await user_socket.receive_nothing(0.1)
+        await database_sync_to_async(services.job_cancel)(job=other)
+        canceled = await user_socket.receive_json_from(TIMEOUT)
+        for ws in (other_socket, user_socket):
+            await ws.disconnect()
+        return closed, others_open, canceled
+
+    closed, others_open, canceled = run(scenario)
+    assert closed == {"type": "websocket.close", "code": CLOSE_JOB_DELETED} == {"type": "websocket.close", "code": 4404}
+    assert others_open
+    assert (canceled["event"], canceled["job"]["id"]) == ("canceled", str(other.pk))

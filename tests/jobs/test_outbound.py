@@ -7,16 +7,19 @@ cannot exist here, so the rebinding test answers name look-ups itself.
 from __future__ import annotations
 
 import gzip
+import io
 import http.server
 import socket
 import threading
 import time
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from jobs import urlguard
 from jobs.errors import UrlFetchFailed, UrlNotAllowed, UrlTimedOut
 from ocr_engine.errors import FileTooLarge
+from tests.jobs.helpers import small_png
 
 
 class Site:
@@ -70,7 +73,7 @@ def test_a_name_that_rebinds_is_connected_to_at_the_address_that_was_checked(sit
 
     monkeypatch.setattr(urlguard.socket, "getaddrinfo", rebinding_dns)
     with pytest.raises(UrlFetchFailed) as failed:
-        urlguard.fetch_url(f"http://files.example.com:{port}/doc.pdf", max_bytes=10_000, timeout=2)
+        urlguard.fetch_url(f"http://files.example.com:{port}/doc.pdf", io.BytesIO(), max_bytes=10_000, timeout=2)
     assert internal.hits == []  # the internal server was never reached
     assert lookups == ["files.example.com"]  # resolved once, then pinned
     assert "93.184.216.34" not in failed.value.message and "internal" not in failed.value.message
@@ -80,7 +83,7 @@ def test_private_addresses_are_refused_before_any_connection(site, settings):
     settings.OCR_ALLOW_PRIVATE_URLS = False
     internal = site(lambda h: (h.send_response(200), h.end_headers()))
     with pytest.raises(UrlNotAllowed):
-        urlguard.fetch_url(internal.url + "/x", max_bytes=100, timeout=2)
+        urlguard.fetch_url(internal.url + "/x", io.BytesIO(), max_bytes=100, timeout=2)
     assert internal.hits == []
 
 
@@ -97,7 +100,7 @@ def test_a_slow_drip_is_cut_at_the_total_deadline(site):
     slow = site(drip)
     started = time.monotonic()
     with pytest.raises(UrlTimedOut):
-        urlguard.fetch_url(slow.url + "/slow.pdf", max_bytes=10_000, timeout=2)
+        urlguard.fetch_url(slow.url + "/slow.pdf", io.BytesIO(), max_bytes=10_000, timeout=2)
     assert time.monotonic() - started < 4
 
 
@@ -112,7 +115,7 @@ def test_headers_dripped_slowly_are_cut_too(site):
     slow = site(drip_headers)
     started = time.monotonic()
     with pytest.raises(UrlTimedOut):
-        urlguard.fetch_url(slow.url + "/slow.pdf", max_bytes=10_000, timeout=2)
+        urlguard.fetch_url(slow.url + "/slow.pdf", io.BytesIO(), max_bytes=10_000, timeout=2)
     assert time.monotonic() - started < 4
 
 
@@ -126,8 +129,9 @@ def test_a_compressed_bomb_is_never_inflated(site):
         handler.end_headers()
         handler.wfile.write(bomb)
 
-    body, _ = urlguard.fetch_url(site(serve).url + "/bomb.pdf", max_bytes=1024 * 1024, timeout=5)
-    assert len(body) == len(bomb)  # the bytes on the wire, not 50 MB
+    body = io.BytesIO()
+    urlguard.fetch_url(site(serve).url + "/bomb.pdf", body, max_bytes=1024 * 1024, timeout=5)
+    assert len(body.getvalue()) == len(bomb)  # the bytes on the wire, not 50 MB
 
 
 def test_oversized_bodies_stop_at_the_limit(site):
@@ -137,7 +141,7 @@ def test_oversized_bodies_stop_at_the_limit(site):
         handler.wfile.write(b"x" * 300_000)
 
     with pytest.raises(FileTooLarge):
-        urlguard.fetch_url(site(serve).url + "/big.pdf", max_bytes=100_000, timeout=5)
+        urlguard.fetch_url(site(serve).url + "/big.pdf", io.BytesIO(), max_bytes=100_000, timeout=5)
 
 
 def test_errors_name_no_address_or_exception(settings):
@@ -145,5 +149,32 @@ def test_errors_name_no_address_or_exception(settings):
         s.bind(("127.0.0.1", 0))
         closed = s.getsockname()[1]
     with pytest.raises(UrlFetchFailed) as failed:
-        urlguard.fetch_url(f"http://127.0.0.1:{closed}/x", max_bytes=100, timeout=2)
+        urlguard.fetch_url(f"http://127.0.0.1:{closed}/x", io.BytesIO(), max_bytes=100, timeout=2)
     assert failed.value.message == "The connection to the server failed."
+
+
+# IPv6 spellings that reach a private IPv4 address on a network with a gateway for them, and Teredo.
+HIDDEN_PRIVATE = [
+    "64:ff9b::a0a:1",  # NAT64 well-known prefix: 10.10.0.1
+    "64:ff9b:1::a0a:1",  # local-use NAT64
+    "::127.0.0.1",  # IPv4-compatible
+    "::ffff:169.254.169.254",  # IPv4-mapped
+    "::ffff:0:7f00:1",  # IPv4-translated: 127.0.0.1
+    "2002:a00:1::1",  # 6to4 of 10.0.0.1
+    "2001:0:4136:e378:8000:63bf:3fff:fdd2",  # Teredo
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("address", HIDDEN_PRIVATE)
+def test_ipv6_forms_of_private_ipv4_addresses_are_refused(api_client, settings, address):
+    settings.OCR_ALLOW_PRIVATE_URLS = False
+    response = api_client.post("/api/v1/jobs", {"file": SimpleUploadedFile("note.png", small_png()),
+                                                "webhook_url": f"http://[{address}]/hook"}, format="multipart")
+    assert response.status_code == 400 and response.json()["code"] == "url_not_allowed"
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::808:808", "::ffff:8.8.8.8", "2002:808:808::1", "2606:4700::1111"])
+def test_ipv6_forms_of_public_ipv4_addresses_pass(settings, address):
+    settings.OCR_ALLOW_PRIVATE_URLS = False
+    urlguard.check_public_url(f"http://[{address}]/doc.pdf")  # raises for a refused address

@@ -73,8 +73,8 @@ def test_check_deploy_is_clean_with_the_production_example(tmp_path):
         if line and not line.startswith("#"):
             name, _, value = line.partition("=")
             env[name] = value
-    env.update(SECRET_KEY="a-real-deployment-key-" + "x" * 40, DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3",
-               REDIS_URL="redis://127.0.0.1:6379/15")
+    env.update(SECRET_KEY="a-real-deployment-key-" + "x" * 40, METRICS_TOKEN="a-real-scrape-token",
+               DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3", REDIS_URL="redis://127.0.0.1:6379/15")
     checked = manage(["check", "--deploy", "--fail-level", "WARNING"], **env)
     assert checked.returncode == 0, checked.stderr + checked.stdout
     assert "no issues" in checked.stdout
@@ -83,7 +83,8 @@ def test_check_deploy_is_clean_with_the_production_example(tmp_path):
 @pytest.mark.skipif(not os.access("/dev/shm", os.W_OK), reason="no shared memory folder on this system")
 def test_embedded_cache_lives_in_shared_memory_under_a_name_only_the_site_knows(tmp_path):
     def cache_dir(**env) -> str:
-        booted = boot("CACHES['default']['LOCATION']", DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3", **env)
+        booted = boot("CACHES['default']['LOCATION']", DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3",
+                      METRICS_PUBLIC="true", **env)
         assert booted.returncode == 0, booted.stderr
         return booted.stdout.strip()
 
@@ -92,3 +93,15 @@ def test_embedded_cache_lives_in_shared_memory_under_a_name_only_the_site_knows(
     assert one.startswith("/dev/shm/ocr-") and one == same != other  # every process of a site shares it
     assert "secret" not in one
     assert cache_dir(SECRET_KEY="one-long-secret", CACHE_DIR=str(tmp_path / "cache")) == str(tmp_path / "cache")
+
+
+def test_a_deployment_without_a_metrics_token_refuses_to_start_unless_metrics_are_declared_public(tmp_path):
+    deployment = {"SECRET_KEY": "a-real-deployment-key", "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3"}
+    refused = boot(**deployment)
+    assert refused.returncode != 0 and "METRICS_TOKEN is not set" in refused.stderr
+
+    for allowed in ({"METRICS_TOKEN": "scrape-token"}, {"METRICS_PUBLIC": "true"}, {"DEBUG": "true"}):
+        started = boot("METRICS_TOKEN", **deployment, **allowed)
+        assert started.returncode == 0, (allowed, started.stderr)
+    # The embedded default (no DATABASE_URL) is one machine's site: its commands start with no environment.
+    assert boot("METRICS_PUBLIC").stdout.strip() == "True"

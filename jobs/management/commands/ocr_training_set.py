@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from jobs.api.training import parse_since
-from jobs.services.training_set import training_zip
+from jobs.services.training_set import training_zip_chunks
 from ocr_engine.errors import InputError
 
 
@@ -23,10 +23,13 @@ class Command(BaseCommand):
     def handle(self, *args, user, since, output, **options):
         try:
             owner = get_user_model().objects.get(username=user)
-            content = training_zip(owner, parse_since(since))
+            chunks = training_zip_chunks(owner, parse_since(since))
         except get_user_model().DoesNotExist:
             raise CommandError(f"No user {user!r}.") from None
         except InputError as exc:
             raise CommandError(exc.message) from None
-        Path(output).write_bytes(content)
-        self.stdout.write(f"Wrote {output} ({len(content)} bytes).")
+        with Path(output).open("wb") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+            size = fh.tell()
+        self.stdout.write(f"Wrote {output} ({size} bytes).")
