@@ -249,14 +249,14 @@ def test_a_deleted_jobs_built_exports_no_longer_count(api_client, user, settings
 
 
 def test_an_upgraded_site_counts_the_page_images_stored_before_them(user):
-    """Migration 0012 counts the page images and thumbnails already stored, on their pages and their owners."""
+    """Migration 0014 counts the page images and thumbnails already stored, on their pages and their owners."""
     job = job_create(owner=user, file=three_page_pdf(), filename="a.pdf")[0]
     records = [page_record(n) for n in (1, 2)]
     run_pages(job, records)
     PageResult.objects.update(stored_bytes=0)
     StorageUsage.objects.filter(user=user).update(stored_bytes=len(three_page_pdf()))  # as before the counts
 
-    importlib.import_module("jobs.migrations.0012_stored_page_and_export_bytes").count_page_bytes(apps, None)
+    importlib.import_module("jobs.migrations.0014_stored_page_and_export_bytes").count_page_bytes(apps, None)
 
     pages = [len(r.image_jpeg) + len(r.thumbnail) for r in records]
     assert list(PageResult.objects.order_by("page_number").values_list("stored_bytes", flat=True)) == pages
