@@ -26,7 +26,7 @@ from .page_parts import Block, RawLine, ocr_lines
 from .paragraphs import group_paragraphs, split_paragraphs
 from .reading_order import line_order, xy_cut_order
 from .schema import Line, Page, Region, Table
-from .spacing import restore_spaces
+from .spacing import restore_spaces, separate_touching_lines
 from .thresholds import BAND_GAP, MARGIN_SHARE, SAME_ROW_OVERLAP
 
 _FIRST_TYPES = ("header",)  # read before the body
@@ -64,6 +64,7 @@ def normalize_ocr(raw: dict[str, Any], *, page_number: int, width: int, height: 
     spaces the recogniser dropped (``spacing``)."""
     lines = ocr_lines(raw, fix)
     if gray is not None:
+        separate_touching_lines(gray, lines)
         restore_spaces(gray, lines)
     page = Page(page_number=page_number, width=width, height=height, scale=scale, dpi=dpi)
     blocks, table_specs = geometry_blocks(lines)
@@ -79,6 +80,7 @@ def normalize_structure(raw: dict[str, Any], *, page_number: int, width: int, he
     """``structure`` pipeline: the same blocks, with PP-StructureV3's tables, figures and types (``gray``: as above)."""
     lines = ocr_lines(raw.get("overall_ocr_res") or {}, fix)
     if gray is not None:
+        separate_touching_lines(gray, lines)
         restore_spaces(gray, lines)
     page = Page(page_number=page_number, width=width, height=height, scale=scale, dpi=dpi)
     regions = layout_evidence.layout_regions(raw)

@@ -91,54 +91,54 @@ def _labels_beside(labels: list[int], column: list[int], boxes: Sequence[Box]) -
     ) and len(labels) < len(column)
 
 
-def text_columns(boxes: Sequence[Box], texts: Sequence[str], *, min_col_gap: float) -> list[list[int]]:
-    """The page's lines grouped by the text columns they sit in (full-width tables apart).
+def text_columns(boxes: Sequence[Box], texts: Sequence[str], *, min_col_gap: float,
+                 band_gap: float) -> list[list[int]]:
+    """The page's lines grouped by the text columns they sit in, and by the bands between lines across the page.
 
     Found from the lines alone, as tesseract finds columns: a gap that runs down
-    the page with prose on both sides. The gaps between a table's own columns do
-    not count, since one side at least holds short cells, not prose; so a table in
-    one column of a two-column page never takes in the lines of the other column
-    that share its rows. Where rows with short cells on both sides of the gap follow
-    each other, a table crosses it: those rows are a band of their own, and the
-    page above and below is cut again.
+    a band of the page with prose on both sides. The gaps between a table's own
+    columns do not count, since one side at least holds short cells, not prose; so
+    a table in one column of a two-column page never takes in the lines of the
+    other column that share its rows, nor a table beside it in the other column.
+    Bands end at lines across the page (a full-width table's caption) and at blank
+    strips across it ``band_gap`` high (the space around a full-width table or figure).
     """
     def prose(group: list[int]) -> bool:
-        return sum(len(texts[i].split()) >= PROSE_WORDS for i in group) >= max(3, len(group) // 3)
+        # By characters, not lines: a column that holds a table of many short cells is still prose.
+        lines = [texts[i] for i in group if len(texts[i].split()) >= PROSE_WORDS]
+        return len(lines) >= 3 and 3 * sum(map(len, lines)) >= sum(len(texts[i]) for i in group)
 
-    def cut(idx: list[int]) -> list[list[int]]:
+    def prose_columns(idx: list[int]) -> tuple[list[int], list[int]] | None:
         columns = _split(idx, boxes, 0, min_col_gap)
         for k in range(1, len(columns)):
             left, right = [i for c in columns[:k] for i in c], [i for c in columns[k:] for i in c]
-            if not (prose(left) and prose(right)):
-                continue
-            table = _table_across(idx, set(left), boxes, texts)
-            if not table:
-                return cut(left) + cut(right)
-            top, in_table = min(boxes[i][1] for i in table), set(table)
-            above = [i for i in idx if i not in in_table and boxes[i][3] <= top]
-            below = [i for i in idx if i not in in_table and boxes[i][3] > top]
-            return [g for band in (above, table, below) if band for g in cut(band)]
-        return [idx]
+            if prose(left) and prose(right):
+                return left, right
+        return None
+
+    def cut(idx: list[int]) -> list[list[int]]:
+        bands = _split(idx, boxes, 1, band_gap)
+        if len(bands) == 1:
+            bands = _column_runs(idx)
+        if len(bands) > 1:
+            return [g for band in bands for g in cut(band)]
+        halves = prose_columns(idx)
+        return cut(halves[0]) + cut(halves[1]) if halves else [idx]
+
+    def _column_runs(idx: list[int]) -> list[list[int]]:
+        """Bands (``_bands``) where prose columns run, each apart; the bands between them joined."""
+        runs: list[list[int]] = []
+        last_columns = False
+        for band in _bands(idx, boxes, min_col_gap, 1.0):
+            columns = prose_columns(band) is not None
+            if runs and not columns and not last_columns:
+                runs[-1] += band
+            else:
+                runs.append(band)
+            last_columns = columns
+        return runs
 
     return cut(list(range(len(boxes)))) if boxes else []
-
-
-def _table_across(idx: list[int], left: set[int], boxes: Sequence[Box], texts: Sequence[str]) -> list[int]:
-    """The first run of two or more visual rows whose lines on both sides of a gap are short cells."""
-    def short(i: int) -> bool:
-        return len(texts[i].split()) < PROSE_WORDS
-
-    run: list[list[int]] = []
-    for row in visual_rows([boxes[i] for i in idx]):
-        row = [idx[j] for j in row]
-        lefts, rights = [i for i in row if i in left], [i for i in row if i not in left]
-        if lefts and rights and short(lefts[-1]) and short(rights[0]):
-            run.append(row)
-            continue
-        if len(run) >= 2:
-            break
-        run = []
-    return [i for row in run for i in row] if len(run) >= 2 else []
 
 
 def _split(idx: list[int], boxes: Sequence[Box], axis: int, min_gap: float) -> list[list[int]]:

@@ -95,3 +95,33 @@ def restore_spaces(gray: np.ndarray, lines: list[RawLine]) -> None:
         line.text = " ".join(word for word, _, _ in words)
         line.words = [Word(text=word, bbox=[x0, line.bbox[1], x1 + 1, line.bbox[3]], confidence=line.confidence)
                       for word, x0, x1 in words]
+
+
+def separate_touching_lines(gray: np.ndarray, lines: list[RawLine]) -> None:
+    """Move, in place, the start of a line whose box begins inside the box of the line before it on its row
+    to where its own ink begins.
+
+    The detector sometimes grows a line's box over the end of its left neighbour (a stray
+    ")" of the left column joined to the first word of the right column's line): the two
+    boxes then touch across a column gutter, and the geometry reads them as one row of one
+    paragraph. The ink after the overlap says where the line really starts.
+    """
+    for line in lines:
+        x0, y0, x1, y1 = line.bbox
+        height = y1 - y0
+        left = [o for o in lines if o is not line and o.bbox[0] < x0 < o.bbox[2] < x1
+                and min(y1, o.bbox[3]) - max(y0, o.bbox[1]) > 0.5 * min(height, o.bbox[3] - o.bbox[1])]
+        if not left or height < 8:
+            continue
+        start = int(round(max(o.bbox[2] for o in left)))
+        crop = gray[max(0, int(y0)) + int(height) // 8:int(y1) - int(height) // 8, start:int(x1)]
+        if crop.size == 0:
+            continue
+        paper, ink_level = np.percentile(crop, 95), np.percentile(crop, 5)
+        if paper - ink_level < MIN_CONTRAST:
+            continue
+        inked = np.flatnonzero((crop < (paper + ink_level) / 2).any(axis=0))
+        if inked.size:
+            new_x0 = float(start + inked[0])
+            line.bbox = [new_x0, y0, x1, y1]
+            line.polygon = [[max(x, new_x0), y] for x, y in line.polygon]

@@ -15,6 +15,7 @@ from statistics import median
 
 from .geometry import Box, body_line_height
 from .reading_order import text_columns, visual_rows
+from .thresholds import BAND_GAP
 
 Row = list[list[int]]  # a table row: its cells left to right, each the indices of its lines top to bottom
 
@@ -22,7 +23,8 @@ Row = list[list[int]]  # a table row: its cells left to right, each the indices 
 def find_table_rows(boxes: Sequence[Box], texts: Sequence[str]) -> list[list[Row]]:
     """Tables on the page, each as its rows of cells (line indices), looked for in each text column."""
     tables = []
-    for group in text_columns(boxes, texts, min_col_gap=body_line_height(boxes)):
+    h = body_line_height(boxes)
+    for group in text_columns(boxes, texts, min_col_gap=h, band_gap=BAND_GAP * h):
         rows = [[group[i] for i in row] for row in visual_rows([boxes[i] for i in group])]
         tables += [_table_rows(run, boxes, texts) for run in _runs(rows, boxes, texts)]
     return tables

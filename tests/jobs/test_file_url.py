@@ -16,7 +16,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django_q.models import OrmQ
 
 from jobs import tasks
-from jobs.models import Document, Job, StorageUsage
+from jobs.models import Document, Job, PageResult, StorageUsage
 from jobs.webhooks import tasks as webhook_tasks
 from jobs.webhooks.services import DELIVER_TASK
 from tests.jobs.helpers import small_png, three_page_pdf
@@ -101,7 +101,7 @@ def test_a_submit_answers_before_any_download_and_the_worker_fetches_and_reads_t
     assert seen["document"] == {"name": "report.pdf", "media_type": "application/pdf", "size_bytes": len(pdf),
                                 "page_count": 3, "sha256": hashlib.sha256(pdf).hexdigest()}
     assert job.document.file.open("rb").read() == pdf
-    assert StorageUsage.objects.get(user=job.owner).stored_bytes == len(pdf)
+    assert StorageUsage.objects.get(user=job.owner).stored_bytes == len(pdf) + page_images_bytes(job.owner)
     assert not any((media_root / ".uploading").iterdir())  # the download was moved into storage
 
 
@@ -154,4 +154,9 @@ def test_the_same_content_as_an_earlier_upload_is_stored_once(api_client, site, 
     assert job.status == Job.Status.SUCCEEDED, job.error_detail
     assert str(job.document_id) == str(Job.objects.get(pk=uploaded["id"]).document_id)
     assert Document.objects.count() == 1 and len(stored_documents(media_root)) == 1
-    assert StorageUsage.objects.get(user=job.owner).stored_bytes == len(png)
+    assert StorageUsage.objects.get(user=job.owner).stored_bytes == len(png) + page_images_bytes(job.owner)
+
+
+def page_images_bytes(user) -> int:
+    """What the user's page images and thumbnails take, which the storage quota counts beside documents."""
+    return sum(PageResult.objects.filter(job__owner=user).values_list("stored_bytes", flat=True))
