@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import http.server
+import threading
+import time
+
 from PIL import Image
 
 from jobs.page_images import encode_page
@@ -60,3 +64,38 @@ def corrected_job(owner, pages: int):
     for page in job.pages.all():
         line_correct(page=page, line_id=f"p{page.page_number}-l1", text=f"Hello, page {page.page_number}", user=owner)
     return job
+
+
+class Site:
+    """A local HTTP server standing in for a remote site. ``handle(request)`` answers each GET; without
+    one it serves ``routes[path] = (status, body)`` or ``(status, body, delay_seconds)``, 404 elsewhere.
+    ``hits`` records the paths asked for."""
+
+    def __init__(self, handle=None):
+        self.routes: dict[str, tuple] = {}
+        hits = self.hits = []
+        handle = handle or self._serve_routes
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                hits.append(self.path)
+                handle(self)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def _serve_routes(self, request) -> None:
+        status, body, *delay = self.routes.get(request.path, (404, b"not here"))
+        time.sleep(delay[0] if delay else 0)
+        request.send_response(status)
+        request.send_header("Content-Length", str(len(body)))
+        request.end_headers()
+        request.wfile.write(body)
+
+    def close(self) -> None:
+        self.server.shutdown()

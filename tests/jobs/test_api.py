@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import http.server
 import threading
 import time
 from datetime import timedelta
@@ -23,7 +22,7 @@ from jobs.api.serializers import JobSerializer, PageSerializer
 from jobs.models import Document, Job, LineCorrection, PageResult
 from tests.conftest import token_client
 from tests.jobs.factories import JobFactory, PageResultFactory, UserFactory, png_bytes
-from tests.jobs.helpers import failed_record, page_record, small_png, three_page_pdf
+from tests.jobs.helpers import Site, failed_record, page_record, small_png, three_page_pdf
 from tests.ocr_engine import bad_files, samples
 
 pytestmark = pytest.mark.django_db
@@ -49,24 +48,10 @@ def run_pages(job: Job, records) -> Job:
 
 @pytest.fixture
 def file_server():
-    """A local HTTP server standing in for a remote site that hosts documents."""
-    routes: dict[str, tuple[int, bytes]] = {}
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
-            status, body = routes.get(self.path, (404, b"not here"))
-            self.send_response(status)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", routes
-    server.shutdown()
+    """A local HTTP server standing in for a remote site that hosts documents: (its URL, its routes)."""
+    site = Site()
+    yield site.url, site.routes
+    site.close()
 
 
 # --- submit -------------------------------------------------------------------

@@ -7,8 +7,6 @@ real engine, as in test_tasks.py; webhooks go to a real receiver.
 from __future__ import annotations
 
 import hashlib
-import http.server
-import threading
 import time
 
 import pytest
@@ -19,7 +17,7 @@ from jobs import tasks
 from jobs.models import Document, Job, PageResult, StorageUsage
 from jobs.webhooks import tasks as webhook_tasks
 from jobs.webhooks.services import DELIVER_TASK
-from tests.jobs.helpers import small_png, three_page_pdf
+from tests.jobs.helpers import Site, small_png, three_page_pdf
 from tests.jobs.webhook_receiver import Receiver
 
 pytestmark = [pytest.mark.django_db, pytest.mark.models]
@@ -27,36 +25,11 @@ pytestmark = [pytest.mark.django_db, pytest.mark.models]
 JOBS = "/api/v1/jobs"
 
 
-class FileSite:
-    """A local server for documents: ``routes[path] = (status, body, delay_seconds)``; ``hits`` records requests."""
-
-    def __init__(self):
-        routes, hits = self.routes, self.hits = {}, []
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802
-                hits.append(self.path)
-                status, body, delay = routes.get(self.path, (404, b"not here", 0))
-                time.sleep(delay)
-                self.send_response(status)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-
 @pytest.fixture
 def site():
-    made = FileSite()
+    made = Site()
     yield made
-    made.server.shutdown()
+    made.close()
 
 
 @pytest.fixture

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import gzip
 import io
-import http.server
 import socket
-import threading
 import time
 
 import pytest
@@ -19,30 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from jobs import urlguard
 from jobs.errors import UrlFetchFailed, UrlNotAllowed, UrlTimedOut
 from ocr_engine.errors import FileTooLarge
-from tests.jobs.helpers import small_png
-
-
-class Site:
-    """A local server whose handler is a function of the request path."""
-
-    def __init__(self, handle):
-        hits = self.hits = []
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802
-                hits.append(self.path)
-                handle(self)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def close(self):
-        self.server.shutdown()
+from tests.jobs.helpers import Site, small_png
 
 
 @pytest.fixture
