@@ -21,7 +21,17 @@ from rest_framework.authtoken.models import Token, TokenProxy
 
 from jobs import services
 from jobs.errors import JobStateError
-from jobs.models import ApiToken, Document, Job, LineCorrection, PageResult, UserSettings, WebhookDelivery
+from jobs.models import (
+    ApiToken,
+    AuditEntry,
+    Document,
+    Job,
+    LineCorrection,
+    PageResult,
+    UserSettings,
+    WebhookDelivery,
+)
+from jobs.services.audit import Actor
 from jobs.selectors.results import job_result_inline
 
 PREVIEW_CHARS = 20_000
@@ -79,11 +89,11 @@ class JobAdmin(ReadOnlyAdmin):
             data = f"{size:,} bytes: too large to preview here; download it from GET /api/v1/jobs/{job.id}/result.json"
         return _pretty({"timings": job.timings, "engine": job.engine, "result": data})
 
-    def _run(self, request, queryset, action, verb: str) -> None:
+    def _run(self, request, queryset, action, verb: str, **by) -> None:
         done = 0
         for job in queryset:
             try:
-                action(job=job)
+                action(job=job, **by)
                 done += 1
             except JobStateError as exc:
                 self.message_user(request, f"{job.id}: {exc.message}", messages.WARNING)
@@ -91,11 +101,11 @@ class JobAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Retry failed pages of the selected failed jobs", permissions=["act"])
     def retry_jobs(self, request, queryset):
-        self._run(request, queryset, services.job_retry, "Retried")
+        self._run(request, queryset, services.job_retry, "Retried", by=Actor.of_request(request, admin=True))
 
     @admin.action(description="Cancel the selected queued/running jobs", permissions=["act"])
     def cancel_jobs(self, request, queryset):
-        self._run(request, queryset, services.job_cancel, "Canceled")
+        self._run(request, queryset, services.job_cancel, "Canceled", by=Actor.of_request(request, admin=True))
 
     @admin.action(description="Queue the selected queued/running jobs again (stuck jobs)", permissions=["act"])
     def requeue_jobs(self, request, queryset):
@@ -106,11 +116,11 @@ class JobAdmin(ReadOnlyAdmin):
         return request.user.has_perm("jobs.change_job")
 
     def delete_model(self, request, obj):
-        services.job_delete(job=obj)
+        services.job_delete(job=obj, by=Actor.of_request(request, admin=True))
 
     def delete_queryset(self, request, queryset):
         for job in queryset:
-            services.job_delete(job=job)
+            services.job_delete(job=job, by=Actor.of_request(request, admin=True))
 
 
 @admin.register(Document)
@@ -153,8 +163,21 @@ class LineCorrectionAdmin(ReadOnlyAdmin):
 
 @admin.register(UserSettings)
 class UserSettingsAdmin(admin.ModelAdmin):
-    list_display = ("user", "default_webhook_url", "max_pages_per_day", "max_storage_bytes")
+    list_display = ("user", "default_webhook_url", "max_pages_per_day", "max_storage_bytes", "retention_days")
     exclude = ("webhook_secret",)  # a secret is shown to its owner only, once, on the settings page
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(ReadOnlyAdmin):
+    """Every user's entries; the log is never edited or deleted here either."""
+
+    list_display = ("at", "action", "job", "actor", "address", "detail", "owner")
+    list_filter = ("action", "at")
+    search_fields = ("=job", "actor", "=address")
+    date_hierarchy = "at"
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(WebhookDelivery)

@@ -123,6 +123,9 @@ class Job(models.Model):
     reviewed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # retention (jobs.services.retention): when OCR_RETENTION_KEEP_RESULTS removed the original
+    # and page images and kept the result; such a job does not expire again.
+    files_purged_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -285,6 +288,8 @@ class UserSettings(models.Model):
     max_storage_bytes = models.PositiveBigIntegerField(null=True, blank=True, help_text=(
         "Bytes this user may keep stored: documents, page images, built exports. Empty: the site default; "
         "0: no limit."))
+    retention_days = models.PositiveIntegerField(null=True, blank=True, help_text=(
+        "Days this user's finished jobs are kept. Empty: the site default (OCR_RETENTION_DAYS); 0: kept."))
 
     class Meta:
         verbose_name_plural = "user settings"
@@ -374,3 +379,38 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event} -> {self.url} ({self.status})"
+
+
+class AuditEntry(models.Model):
+    """Who or what did what to which job, when, from where (``jobs.services.audit``); written once, never
+    changed or deleted by the application.
+
+    The job and its owner are kept as values, not foreign keys: an entry outlives its job (a deletion's
+    entry is about a job that is gone) and is the owner's to read (GET /api/v1/audit) after it.
+    """
+
+    class Action(models.TextChoices):
+        DELETED = "deleted", "deleted"
+        CANCELED = "canceled", "canceled"
+        RETRIED = "retried", "retried"
+        CORRECTED = "corrected", "corrected"  # a review edit: a line retyped, drawn, split, ...; an undo
+        REVIEWED = "reviewed", "marked reviewed"
+        EXPORTED = "exported", "exported"
+        PURGED = "purged", "files purged"  # retention with OCR_RETENTION_KEEP_RESULTS: the result stays
+
+    action = models.CharField(max_length=16, choices=Action.choices)
+    job = models.UUIDField()
+    owner = models.BigIntegerField()  # the job's owner's user id
+    actor = models.CharField(max_length=160)  # "user:<username>", "admin:<username>", "retention"
+    address = models.GenericIPAddressField(null=True, blank=True)  # the request's REMOTE_ADDR
+    detail = models.CharField(max_length=255, blank=True)  # e.g. an export's format
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        verbose_name_plural = "audit entries"
+        indexes = [models.Index(fields=["owner", "-at"], name="audit_owner_at"),
+                   models.Index(fields=["job"], name="audit_job")]
+
+    def __str__(self) -> str:
+        return f"{self.actor} {self.action} {self.job}"

@@ -14,6 +14,7 @@ from django.conf import settings
 from jobs import worker
 from jobs.services import job_help, job_requeue_stale, job_run
 from jobs.services.exports import build_export as build_export_service
+from jobs.services.retention import retention_purge as retention_purge_service
 from jobs.services.storage import orphan_files_sweep
 
 
@@ -40,6 +41,10 @@ def requeue_stale() -> int:
 
 def sweep_orphan_files() -> int:
     return len(orphan_files_sweep())
+
+
+def retention_purge() -> int:
+    return len(retention_purge_service().job_ids)
 
 
 def build_export(job_id: str, fmt: str, name: str) -> None:

@@ -23,6 +23,7 @@ from jobs.api.views import ERROR
 from jobs.models import Job, LineCorrection, PageEdit, PageResult
 from jobs.reread import read_polygon
 from jobs.services import page_edits
+from jobs.services.audit import client_address
 from jobs.services.review import LINE_TEXT
 
 ANSWER = OpenApiResponse(OpenApiTypes.OBJECT, description=(
@@ -114,7 +115,8 @@ class LineCreateView(APIView):
     def post(self, request, pk, page_number):
         page = _page(request, pk, page_number)
         data = _valid(LineCreateSerializer, request)
-        edit, line_id = page_edits.line_create(page=page, user=request.user, read=read_polygon, **data)
+        edit, line_id = page_edits.line_create(page=page, user=request.user, read=read_polygon,
+                                                address=client_address(request), **data)
         return _answer(request, page, edit, line_id, status=201)
 
 
@@ -125,13 +127,15 @@ class LineView(APIView):
     def patch(self, request, pk, page_number, line_id):
         page = _page(request, pk, page_number)
         data = _valid(LineChangeSerializer, request)
-        change = page_edits.line_edit(page=page, line_id=line_id, user=request.user, read=read_polygon, **data)
+        change = page_edits.line_edit(page=page, line_id=line_id, user=request.user, read=read_polygon,
+                                      address=client_address(request), **data)
         return _answer(request, page, change, line_id)
 
     @extend_schema(request=None, responses=RESPONSES)
     def delete(self, request, pk, page_number, line_id):
         page = _page(request, pk, page_number)
-        edit = page_edits.line_delete(page=page, line_id=line_id, user=request.user)
+        edit = page_edits.line_delete(page=page, line_id=line_id, user=request.user,
+                                      address=client_address(request))
         return _answer(request, page, edit, line_id)  # gone: ``line`` is null
 
 
@@ -142,7 +146,8 @@ class LineSplitView(APIView):
     def post(self, request, pk, page_number, line_id):
         page = _page(request, pk, page_number)
         at = _valid(SplitSerializer, request)["at"]
-        edit, new_id = page_edits.line_split(page=page, line_id=line_id, at=at, user=request.user)
+        edit, new_id = page_edits.line_split(page=page, line_id=line_id, at=at, user=request.user,
+                                              address=client_address(request))
         response = _answer(request, page, edit, line_id)
         response.data["new_line_id"] = new_id
         return response
@@ -155,7 +160,8 @@ class LineMergeView(APIView):
     def post(self, request, pk, page_number):
         page = _page(request, pk, page_number)
         line_ids = _valid(MergeSerializer, request)["line_ids"]
-        edit = page_edits.line_merge(page=page, line_ids=line_ids, user=request.user)
+        edit = page_edits.line_merge(page=page, line_ids=line_ids, user=request.user,
+                                     address=client_address(request))
         return _answer(request, page, edit, page_edits.edited_line_id(edit))
 
 
@@ -166,7 +172,8 @@ class RegionView(APIView):
     def patch(self, request, pk, page_number, region_id):
         page = _page(request, pk, page_number)
         data = _valid(RegionChangeSerializer, request)
-        edit = page_edits.region_change(page=page, region_id=region_id, user=request.user, **data)
+        edit = page_edits.region_change(page=page, region_id=region_id, user=request.user,
+                                        address=client_address(request), **data)
         return _answer(request, page, edit, None)
 
 
@@ -180,5 +187,5 @@ class CorrectionUndoView(APIView):
             edit = PageEdit.objects.select_related("page", "made_by").get(page__job=job, pk=correction_id)
         except (Job.DoesNotExist, PageEdit.DoesNotExist):
             raise Http404 from None
-        edit = page_edits.page_edit_undo(edit=edit)
+        edit = page_edits.page_edit_undo(edit=edit, user=request.user, address=client_address(request))
         return _answer(request, _page(request, pk, edit.page.page_number), edit, page_edits.edited_line_id(edit))

@@ -14,6 +14,7 @@ from jobs import selectors
 from jobs.api.serializers import JobSerializer
 from jobs.api.views import ERROR
 from jobs.models import Job
+from jobs.services.audit import client_address
 from jobs.services.review import job_mark_reviewed
 
 
@@ -26,5 +27,5 @@ class JobReviewedView(APIView):
             job = selectors.job_get_for_user(request.user, pk, for_change=True)
         except Job.DoesNotExist:
             raise Http404 from None
-        job = job_mark_reviewed(job=job, user=request.user)
+        job = job_mark_reviewed(job=job, user=request.user, address=client_address(request))
         return Response(JobSerializer(job, context={"request": request}).data)

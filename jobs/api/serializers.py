@@ -10,12 +10,14 @@ from urllib.parse import quote
 
 from django.urls import NoReverseMatch, get_script_prefix, reverse
 from django.utils.http import RFC3986_SUBDELIMS
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from jobs.errors import error_dict
 from jobs.models import Job, PageResult
 from jobs.selectors.results import page_with_corrections
 from jobs.selectors import job_queue_position
+from jobs.services.retention import job_expires_at
 from ocr_engine import exports, pipelines
 from ocr_engine.config import DEFAULT_LANG
 from ocr_engine.config import DEFAULT_PIPELINE
@@ -221,13 +223,14 @@ class JobSerializer(ModelFieldsOnceSerializer):
     links = serializers.SerializerMethodField()
     pages = serializers.CharField(source="pages_spec", read_only=True)
     reviewed_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    expires_at = serializers.SerializerMethodField()
 
     class Meta:
         model = Job
         fields = [
             "id", "status", "pipeline", "lang", "text_layer", "orientation", "pages", "page_numbers", "cluster",
             "document", "progress", "queue_position", "attempts", "error", "timings", "engine", "webhook_url",
-            "created_at", "started_at", "finished_at", "reviewed_at", "reviewed_by", "links",
+            "created_at", "started_at", "finished_at", "expires_at", "reviewed_at", "reviewed_by", "links",
         ]
         read_only_fields = fields
 
@@ -245,6 +248,11 @@ class JobSerializer(ModelFieldsOnceSerializer):
 
     def get_error(self, job: Job) -> dict | None:
         return error_dict(job.error_code, job.error_detail)
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_expires_at(self, job: Job) -> str | None:
+        expires = job_expires_at(job)
+        return None if expires is None else serializers.DateTimeField().to_representation(expires)
 
     def get_links(self, job: Job) -> dict:
         return job_links(ApiUrls.of(self.context["request"]), job)

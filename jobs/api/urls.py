@@ -1,9 +1,10 @@
-"""/api/v1/: jobs, languages, pipelines, the OpenAPI schema and Swagger UI."""
+"""/api/v1/: jobs, languages, pipelines, the audit log, the OpenAPI schema and Swagger UI."""
 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import SimpleRouter
 
+from jobs.api.audit import AuditLogView
 from jobs.api.page_edits import (
     CorrectionUndoView,
     LineCreateView,
@@ -45,6 +46,7 @@ urlpatterns = [
     path("review-queue", ReviewQueueView.as_view(), name="review-queue"),
     path("jobs/<str:pk>/reviewed", JobReviewedView.as_view(), name="job-reviewed"),
     path("webhook-secret", WebhookSecretView.as_view(), name="webhook-secret"),
+    path("audit", AuditLogView.as_view(), name="audit"),
     path("languages", LanguagesView.as_view(), name="languages"),
     path("pipelines", PipelinesView.as_view(), name="pipelines"),
     path("schema/", SpectacularAPIView.as_view(api_version="v1"), name="schema"),

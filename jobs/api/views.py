@@ -16,7 +16,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from jobs import selectors, services
-from jobs.services.exports import export_file, export_is_inline
+from jobs.services.audit import Actor
+from jobs.services.exports import export_file, export_is_inline, export_served
 from jobs.selectors import results
 from jobs.engines.config import available_languages, models_dir
 from jobs.api.serializers import (
@@ -104,18 +105,19 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
 
     @extend_schema(responses={204: None, 404: ERROR})
     def destroy(self, request, *args, **kwargs):
-        services.job_delete(job=self.get_object())
+        services.job_delete(job=self.get_object(), by=Actor.of_request(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(request=None, responses={200: JobSerializer, 409: ERROR})
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
-        return Response(self.get_serializer(services.job_cancel(job=self.get_object())).data)
+        job = services.job_cancel(job=self.get_object(), by=Actor.of_request(request))
+        return Response(self.get_serializer(job).data)
 
     @extend_schema(request=None, responses={202: JobSerializer, 409: ERROR})
     @action(detail=True, methods=["post"])
     def retry(self, request, pk=None):
-        job = services.job_retry(job=self.get_object())
+        job = services.job_retry(job=self.get_object(), by=Actor.of_request(request))
         return Response(self.get_serializer(job).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description=(
@@ -142,8 +144,9 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def result_json(self, request, pk=None):
         job = self.get_object()
         if not export_is_inline(job):
-            return self._worker_export(job, "json", filename=f"{job.id}.json")
+            return self._worker_export(request, job, "json", filename=f"{job.id}.json")
         response = HttpResponse(results.job_result_json(job), content_type="application/json")
+        export_served(job=job, fmt="json", by=Actor.of_request(request))
         response["Content-Disposition"] = content_disposition_header(True, f"{job.id}.json")
         return response
 
@@ -154,8 +157,9 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def export(self, request, pk=None, fmt=None):
         job = self.get_object()
         if fmt in exports.FORMATS and not export_is_inline(job):
-            return self._worker_export(job, fmt)
+            return self._worker_export(request, job, fmt)
         content, media_type, filename = results.job_export(job, fmt)
+        export_served(job=job, fmt=fmt, by=Actor.of_request(request))
         response = HttpResponse(content, content_type=media_type)
         # RFC 6266 encoding: a user's file name with quotes, semicolons or non-ASCII
         # characters cannot add parameters to the header.
@@ -163,13 +167,14 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         return response
 
     @staticmethod
-    def _worker_export(job: Job, fmt: str, filename: str | None = None):
+    def _worker_export(request, job: Job, fmt: str, filename: str | None = None):
         """A long job's export, built by a worker and streamed from storage; 202 while it is being built."""
         name = export_file(job, fmt)
         if name is None:
             return Response({"code": "export_pending", "detail": f"A worker is building the {fmt} export of this "
                              f"job's {job.pages_done} pages; ask again in a few seconds."},
                             status=status.HTTP_202_ACCEPTED, headers={"Retry-After": "5"})
+        export_served(job=job, fmt=fmt, by=Actor.of_request(request))
         handle = default_storage.open(name, "rb")
         media_type, download_name = results.export_download(job, fmt, handle.read(2))
         handle.seek(0)

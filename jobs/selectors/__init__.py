@@ -33,7 +33,8 @@ CHANGE_ANY_JOB = "jobs.change_job"
 
 
 def _jobs() -> QuerySet[Job]:
-    return Job.objects.select_related("document", "owner")  # every job's answer names both
+    # Every job's answer names the document and owner, and the owner's settings give its expires_at.
+    return Job.objects.select_related("document", "owner", "owner__ocr_settings")
 
 
 def _visible_jobs(user) -> QuerySet[Job]:

@@ -29,8 +29,9 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django_q.tasks import async_task
 
-from jobs.models import ExportFile, Job, LineCorrection, PageEdit, PageResult
+from jobs.models import AuditEntry, ExportFile, Job, LineCorrection, PageEdit, PageResult
 from jobs.selectors import results
+from jobs.services.audit import Actor, audit_record
 from jobs.services.quotas import stored_bytes_change
 from jobs.services.storage import EXPORTS_FOLDER
 
@@ -69,6 +70,11 @@ def export_file(job: Job, fmt: str) -> str | None:
         if default_storage.exists(name):
             return name
     return None
+
+
+def export_served(*, job: Job, fmt: str, by: Actor) -> None:
+    """Record that ``by`` downloaded the ``fmt`` export (or result.json) of the job."""
+    audit_record(action=AuditEntry.Action.EXPORTED, job=job, by=by, detail=fmt)
 
 
 def _build_claim(name: str) -> str:

@@ -13,8 +13,9 @@ from django.utils import timezone
 
 from jobs import progress
 from jobs.errors import JobStateError
-from jobs.models import Job, PageClaim, PageResult
+from jobs.models import AuditEntry, Document, Job, PageClaim, PageResult
 from jobs.queue import enqueue_job, waiting_task_ids
+from jobs.services.audit import Actor, audit_record
 from jobs.services.processing import job_fail
 from jobs.services.quotas import stored_bytes_change
 from jobs.services.storage import EXPORTS_FOLDER, storage_delete, storage_delete_folder
@@ -49,7 +50,7 @@ def job_wait(*, job: Job, seconds: float) -> Job:
     return job
 
 
-def job_cancel(*, job: Job) -> Job:
+def job_cancel(*, job: Job, by: Actor) -> Job:
     """queued/running -> canceled. A worker on it stops at the next page boundary; finished pages stay."""
     with transaction.atomic():
         updated = Job.objects.filter(pk=job.pk, status__in=Job.ACTIVE_STATUSES).update(
@@ -59,17 +60,20 @@ def job_cancel(*, job: Job) -> Job:
             job.refresh_from_db(fields=["status"])
             raise JobStateError(f"Only queued or running jobs can be canceled; this job is {job.status}.")
         job.refresh_from_db()
+        audit_record(action=AuditEntry.Action.CANCELED, job=job, by=by)
         transaction.on_commit(lambda: progress.publish(job, "canceled"))
     return job
 
 
-def job_retry(*, job: Job) -> Job:
+def job_retry(*, job: Job, by: Actor) -> Job:
     """failed -> queued. Succeeded pages are kept; failed and missing pages are processed again."""
     with transaction.atomic():
         locked = Job.objects.select_for_update().filter(pk=job.pk, status=Job.Status.FAILED).first()
         if locked is None:
             job.refresh_from_db(fields=["status"])
             raise JobStateError(f"Only failed jobs can be retried; this job is {job.status}.")
+        if locked.files_purged_at is not None:
+            raise JobStateError("This job's original was removed by the retention policy: it cannot be retried.")
         failed = list(locked.pages.filter(status=PageResult.Status.FAILED))
         PageResult.objects.filter(pk__in=[p.pk for p in failed]).delete()
         locked.page_claims.all().delete()
@@ -81,12 +85,13 @@ def job_retry(*, job: Job) -> Job:
         locked.worker_id = ""
         locked.save()
         enqueue_job(locked)
+        audit_record(action=AuditEntry.Action.RETRIED, job=locked, by=by)
         transaction.on_commit(lambda: progress.publish(locked, "queued"))
     locked.refresh_from_db()
     return locked
 
 
-def job_delete(*, job: Job) -> None:
+def job_delete(*, job: Job, by: Actor) -> None:
     """Delete the job, its results and files, and its document when no other job uses it.
 
     A worker still on the job notices at its next write (the row is gone) and stops; its open
@@ -99,16 +104,42 @@ def job_delete(*, job: Job) -> None:
         names = [name for files in job.pages.values_list("image", "thumbnail") for name in files if name]
         freed = ((job.pages.aggregate(total=Sum("stored_bytes"))["total"] or 0)
                  + (job.export_files.aggregate(total=Sum("size_bytes"))["total"] or 0))
+        audit_record(action=AuditEntry.Action.DELETED, job=job, by=by)
         job.delete()
         if not document.jobs.exists():
-            if document.file:  # a file_url job's is empty until its file is downloaded
+            # Empty for a file_url job's until its file is downloaded, and once retention purged it
+            # (OCR_RETENTION_KEEP_RESULTS), which gave its bytes back then.
+            if document.file:
                 names.append(document.file.name)
+                freed += document.size_bytes
             document.delete()
-            freed += document.size_bytes
         stored_bytes_change(document.owner_id, -freed)
         transaction.on_commit(lambda: storage_delete(names, folder=f"pages/{job_id}"))
         transaction.on_commit(lambda: storage_delete_folder(f"{EXPORTS_FOLDER}/{job_id}"))
         transaction.on_commit(lambda: progress.sockets_close(progress.job_group(job_id), progress.CLOSE_JOB_DELETED))
+
+
+def job_files_purge(*, job: Job, by: Actor) -> None:
+    """Delete the job's page images and, once no other job still needs it, its original; keep the result
+    (the pages' readings, corrections, edits) and built exports. Retention with OCR_RETENTION_KEEP_RESULTS.
+    """
+    with transaction.atomic():
+        locked = Job.objects.select_for_update().filter(pk=job.pk, files_purged_at=None).first()
+        if locked is None:
+            return  # deleted or purged meanwhile
+        names = [name for files in locked.pages.values_list("image", "thumbnail") for name in files if name]
+        freed = locked.pages.aggregate(total=Sum("stored_bytes"))["total"] or 0
+        locked.pages.update(image="", thumbnail="", stored_bytes=0)
+        locked.files_purged_at = timezone.now()
+        locked.save(update_fields=["files_purged_at"])
+        document = locked.document
+        if document.file and not document.jobs.filter(files_purged_at=None).exists():
+            names.append(document.file.name)
+            freed += document.size_bytes
+            Document.objects.filter(pk=document.pk).update(file="")
+        stored_bytes_change(locked.owner_id, -freed)
+        audit_record(action=AuditEntry.Action.PURGED, job=locked, by=by)
+        transaction.on_commit(lambda: storage_delete(names, folder=f"pages/{job.pk}"))
 
 
 def job_requeue(*, job: Job) -> Job:

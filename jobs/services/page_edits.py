@@ -17,9 +17,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from jobs.errors import JobStateError, LineNotFound, RegionNotFound
-from jobs.models import LineCorrection, PageEdit, PageResult
+from jobs.models import AuditEntry, LineCorrection, PageEdit, PageResult
 from jobs.progress import publish
 from jobs.selectors.results import page_with_corrections
+from jobs.services.audit import Actor, audit_record
 from jobs.services.review import line_correct
 from ocr_engine.edits import next_line_id, region_for_box, split_text
 from ocr_engine.errors import InputError
@@ -67,14 +68,16 @@ def _announce(edit: PageEdit) -> None:
                                           correction_id=edit.pk, kind=edit.kind, undone=edit.undone_at is not None))
 
 
-def _record(page: PageResult, kind: str, payload: dict, user) -> PageEdit:
-    edit = PageEdit.objects.create(page=page, kind=kind, payload=payload, made_by=user)
+def _record(page: PageResult, kind: str, payload: dict, user, address: str | None) -> PageEdit:
+    with transaction.atomic():
+        edit = PageEdit.objects.create(page=page, kind=kind, payload=payload, made_by=user)
+        audit_record(action=AuditEntry.Action.CORRECTED, job=page.job, by=Actor.of_user(user, address), detail=kind)
     _announce(edit)
     return edit
 
 
 def line_create(*, page: PageResult, polygon, user, read: Reader, text: str | None = None,
-                region_id: str | None = None) -> tuple[PageEdit, str]:
+                region_id: str | None = None, address: str | None = None) -> tuple[PageEdit, str]:
     """Add a line the detector missed; read it unless ``text`` is given. Returns (edit, new line id)."""
     current = _current(page)
     polygon = _check_polygon(current, polygon)
@@ -91,12 +94,12 @@ def line_create(*, page: PageResult, polygon, user, read: Reader, text: str | No
     line_id = _fresh_line_id(page)
     edit = _record(page, PageEdit.Kind.LINE_CREATE, {
         "line_id": line_id, "region_id": region_id, "polygon": polygon, "text": text, "confidence": confidence,
-    }, user)
+    }, user, address)
     return edit, line_id
 
 
 def line_change(*, page: PageResult, line_id: str, user, read: Reader, polygon=None, text: str | None = None,
-                region_id: str | None = None) -> PageEdit:
+                region_id: str | None = None, address: str | None = None) -> PageEdit:
     """Move/resize a line (re-read unless ``text`` is given), retype it, or move it to another region."""
     current = _current(page)
     _line(current, line_id)
@@ -113,11 +116,11 @@ def line_change(*, page: PageResult, line_id: str, user, read: Reader, polygon=N
         payload["text"], payload["confidence"] = text, 1.0
     if len(payload) == 1:
         raise InputError("Give at least one of polygon, text, region_id.")
-    return _record(page, PageEdit.Kind.LINE_CHANGE, payload, user)
+    return _record(page, PageEdit.Kind.LINE_CHANGE, payload, user, address)
 
 
 def line_edit(*, page: PageResult, line_id: str, user, read: Reader, polygon=None, text: str | None = None,
-              region_id: str | None = None) -> PageEdit | LineCorrection | None:
+              region_id: str | None = None, address: str | None = None) -> PageEdit | LineCorrection | None:
     """PATCH of a line: a ``LineCorrection`` (``line_correct``) or a ``PageEdit`` (``line_change``).
 
     Only a retype of an engine line on a page no geometry edit ever touched is a ``LineCorrection``:
@@ -127,17 +130,18 @@ def line_edit(*, page: PageResult, line_id: str, user, read: Reader, polygon=Non
     """
     engine_line = any(line["id"] == line_id for line in (page.normalized or {}).get("lines") or [])
     if text is not None and polygon is None and region_id is None and engine_line and not page.edits.exists():
-        return line_correct(page=page, line_id=line_id, text=text, user=user)
+        return line_correct(page=page, line_id=line_id, text=text, user=user, address=address)
     return line_change(page=page, line_id=line_id, user=user, read=read, polygon=polygon, text=text,
-                       region_id=region_id)
+                       region_id=region_id, address=address)
 
 
-def line_delete(*, page: PageResult, line_id: str, user) -> PageEdit:
+def line_delete(*, page: PageResult, line_id: str, user, address: str | None = None) -> PageEdit:
     _line(_current(page), line_id)
-    return _record(page, PageEdit.Kind.LINE_DELETE, {"line_id": line_id}, user)
+    return _record(page, PageEdit.Kind.LINE_DELETE, {"line_id": line_id}, user, address)
 
 
-def line_split(*, page: PageResult, line_id: str, at: float, user) -> tuple[PageEdit, str]:
+def line_split(*, page: PageResult, line_id: str, at: float, user,
+               address: str | None = None) -> tuple[PageEdit, str]:
     """Split a line at page x ``at``; the text splits at the space nearest that point. Returns (edit, new id)."""
     line = _line(_current(page), line_id)
     x0, _, x1, _ = line.bbox
@@ -146,11 +150,11 @@ def line_split(*, page: PageResult, line_id: str, at: float, user) -> tuple[Page
     texts = split_text(line.text, (at - x0) / (x1 - x0))
     new_id = _fresh_line_id(page)
     edit = _record(page, PageEdit.Kind.LINE_SPLIT,
-                   {"line_id": line_id, "at": float(at), "new_line_id": new_id, "texts": list(texts)}, user)
+                   {"line_id": line_id, "at": float(at), "new_line_id": new_id, "texts": list(texts)}, user, address)
     return edit, new_id
 
 
-def line_merge(*, page: PageResult, line_ids: list[str], user) -> PageEdit:
+def line_merge(*, page: PageResult, line_ids: list[str], user, address: str | None = None) -> PageEdit:
     """Merge lines into the first in reading order (its id stays); the texts join with a space."""
     current = _current(page)
     for line_id in line_ids:
@@ -158,11 +162,11 @@ def line_merge(*, page: PageResult, line_ids: list[str], user) -> PageEdit:
     if len(set(line_ids)) < 2:
         raise InputError("Merging needs at least two different lines.")
     ordered = [line.id for line in current.lines if line.id in set(line_ids)]
-    return _record(page, PageEdit.Kind.LINE_MERGE, {"line_ids": ordered}, user)
+    return _record(page, PageEdit.Kind.LINE_MERGE, {"line_ids": ordered}, user, address)
 
 
 def region_change(*, page: PageResult, region_id: str, user, type: str | None = None,  # noqa: A002 - API name
-                  order: int | None = None) -> PageEdit:
+                  order: int | None = None, address: str | None = None) -> PageEdit:
     current = _current(page)
     if not any(r.id == region_id for r in current.regions):
         raise RegionNotFound(f"Page {page.page_number} has no region {region_id!r}.")
@@ -173,7 +177,7 @@ def region_change(*, page: PageResult, region_id: str, user, type: str | None = 
     if type is None and order is None:
         raise InputError("Give type, order or both.")
     payload = {"region_id": region_id, **({"type": type} if type else {}), **({"order": order} if order else {})}
-    return _record(page, PageEdit.Kind.REGION_CHANGE, payload, user)
+    return _record(page, PageEdit.Kind.REGION_CHANGE, payload, user, address)
 
 
 def edited_line_id(edit: PageEdit) -> str | None:
@@ -181,11 +185,14 @@ def edited_line_id(edit: PageEdit) -> str | None:
     return edit.payload.get("line_id") or next(iter(edit.payload.get("line_ids") or []), None)
 
 
-def page_edit_undo(*, edit: PageEdit) -> PageEdit:
+def page_edit_undo(*, edit: PageEdit, user, address: str | None = None) -> PageEdit:
     """Undo an edit (any, not only the last: later edits whose target it made are skipped on replay)."""
-    updated = PageEdit.objects.filter(pk=edit.pk, undone_at__isnull=True).update(undone_at=timezone.now())
-    edit.refresh_from_db()
-    if not updated:
-        raise JobStateError(f"Correction {edit.pk} is already undone.")
+    with transaction.atomic():
+        updated = PageEdit.objects.filter(pk=edit.pk, undone_at__isnull=True).update(undone_at=timezone.now())
+        edit.refresh_from_db()
+        if not updated:
+            raise JobStateError(f"Correction {edit.pk} is already undone.")
+        audit_record(action=AuditEntry.Action.CORRECTED, job=edit.page.job, by=Actor.of_user(user, address),
+                     detail=f"undo {edit.kind}")
     _announce(edit)
     return edit

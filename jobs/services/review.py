@@ -12,14 +12,16 @@ from django.db import transaction
 from django.utils import timezone
 
 from jobs.errors import JobStateError, LineNotFound
-from jobs.models import Job, LineCorrection, PageResult
+from jobs.models import AuditEntry, Job, LineCorrection, PageResult
 from jobs.progress import publish
+from jobs.services.audit import Actor, audit_record
 
 # The kind of a ``LineCorrection`` in edit answers and "corrected" events (PageEdit.Kind names the others).
 LINE_TEXT = "line_text"
 
 
-def line_correct(*, page: PageResult, line_id: str, text: str, user) -> LineCorrection | None:
+def line_correct(*, page: PageResult, line_id: str, text: str, user,
+                 address: str | None = None) -> LineCorrection | None:
     """Set the reviewed text of one line; returns the correction, or None when ``text`` is the engine's again.
 
     Raises LineNotFound for a line id that is not on the page, JobStateError for a page without a result.
@@ -33,6 +35,8 @@ def line_correct(*, page: PageResult, line_id: str, text: str, user) -> LineCorr
     transaction.on_commit(lambda: publish(page.job, "corrected", page_number=page.page_number,
                                           correction_id=None, kind=LINE_TEXT, undone=False))
     with transaction.atomic():
+        audit_record(action=AuditEntry.Action.CORRECTED, job=page.job, by=Actor.of_user(user, address),
+                     detail=LINE_TEXT)
         if text == original:  # back to what the engine read: nothing to keep
             LineCorrection.objects.filter(page=page, line_id=line_id).delete()
             return None
@@ -43,12 +47,14 @@ def line_correct(*, page: PageResult, line_id: str, text: str, user) -> LineCorr
     return correction
 
 
-def job_mark_reviewed(*, job: Job, user) -> Job:
+def job_mark_reviewed(*, job: Job, user, address: str | None = None) -> Job:
     """Record that ``user`` reviewed a finished job (again: the latest review wins)."""
-    updated = Job.objects.filter(pk=job.pk, status__in=Job.FINAL_STATUSES).update(
-        reviewed_at=timezone.now(), reviewed_by=user
-    )
-    job.refresh_from_db()
-    if not updated:
-        raise JobStateError(f"Only finished jobs can be marked reviewed; this job is {job.status}.")
+    with transaction.atomic():
+        updated = Job.objects.filter(pk=job.pk, status__in=Job.FINAL_STATUSES).update(
+            reviewed_at=timezone.now(), reviewed_by=user
+        )
+        job.refresh_from_db()
+        if not updated:
+            raise JobStateError(f"Only finished jobs can be marked reviewed; this job is {job.status}.")
+        audit_record(action=AuditEntry.Action.REVIEWED, job=job, by=Actor.of_user(user, address))
     return job

@@ -20,6 +20,7 @@ from jobs.api.throttles import submissions_wait
 from jobs.errors import OPTION_FIELD_BY_CODE
 from jobs.models import Job, PageResult
 from jobs.services.accounts import api_token_regenerate, webhook_secret_rotate
+from jobs.services.retention import job_expires_at
 from jobs.services.submission import job_create
 from jobs.summary import job_summary
 from jobs.web.forms import UploadForm
@@ -36,10 +37,11 @@ def dashboard(request):
     """The user's jobs (live over ws/jobs/), or with ?view=pages their pages, lowest confidence first."""
     view = "pages" if request.GET.get("view") == "pages" else "jobs"
     rows = selectors.pages_worst_first(request.user) if view == "pages" else selectors.job_list_for_user(request.user)
-    return render(request, "jobs/dashboard.html", {
-        "view": view,
-        "page_obj": Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page")),
-    })
+    page_obj = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    if view == "jobs":
+        for job in page_obj:  # for the "Expires" column, as the API's expires_at
+            job.expires_at = job_expires_at(job)
+    return render(request, "jobs/dashboard.html", {"view": view, "page_obj": page_obj})
 
 
 @dataclass
@@ -114,6 +116,7 @@ def job_detail(request, job_id):
     }
     return render(request, "jobs/job_detail.html", {
         "job": job,
+        "expires_at": job_expires_at(job),
         "config": config,
         "exports": [(EXPORT_LABELS.get(fmt, fmt.upper()), reverse("api:job-export", kwargs={"pk": job.pk, "fmt": fmt}))
                     for fmt in exports.FORMATS],

@@ -332,6 +332,10 @@ API_RATE_BUDGETS_FILE = "" if REDIS_URL else str(Path(CACHES["default"]["LOCATIO
 # 0 means no limit. Exceeding one: 429 {"code": "quota_exceeded"}.
 OCR_QUOTA_PAGES_PER_DAY = env_int("OCR_QUOTA_PAGES_PER_DAY", 5000)
 OCR_QUOTA_STORAGE_BYTES = env_int("OCR_QUOTA_STORAGE_BYTES", 10 * 1024**3)
+# Days finished jobs are kept (jobs.services.retention); empty or 0: kept. A user's own value (admin,
+# "User settings") overrides it. KEEP_RESULTS: remove only the original and page images, keep the result.
+OCR_RETENTION_DAYS = env_int("OCR_RETENTION_DAYS", 0)
+OCR_RETENTION_KEEP_RESULTS = env_bool("OCR_RETENTION_KEEP_RESULTS", False)
 SPECTACULAR_SETTINGS = {
     "TITLE": "OCR platform API",
     "DESCRIPTION": "Submit PDFs and images for OCR, follow the job, fetch normalized results and exports.",

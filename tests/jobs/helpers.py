@@ -9,8 +9,11 @@ import time
 from PIL import Image
 
 from jobs.page_images import encode_page
+from jobs.services.audit import Actor
 from ocr_engine.schema import Line, Page, Region
 from tests.ocr_engine import samples
+
+TESTER = Actor("test")  # who a test that calls a lifecycle service directly acts as
 
 
 def small_png() -> bytes:

@@ -22,7 +22,7 @@ from jobs.api.serializers import JobSerializer, PageSerializer
 from jobs.models import Document, Job, LineCorrection, PageResult
 from tests.conftest import token_client
 from tests.jobs.factories import JobFactory, PageResultFactory, UserFactory, png_bytes
-from tests.jobs.helpers import Site, failed_record, page_record, small_png, three_page_pdf
+from tests.jobs.helpers import TESTER, Site, failed_record, page_record, small_png, three_page_pdf
 from tests.ocr_engine import bad_files, samples
 
 pytestmark = pytest.mark.django_db
@@ -239,7 +239,7 @@ def test_two_users_cannot_see_or_touch_each_others_jobs(api_client, other_api_cl
 def test_list_filters_and_pagination(api_client, user):
     ocr = upload(api_client, small_png(), pipeline="ocr").json()
     structure = upload(api_client, three_page_pdf(), name="r.pdf").json()
-    services.job_cancel(job=Job.objects.get(pk=structure["id"]))
+    services.job_cancel(job=Job.objects.get(pk=structure["id"]), by=TESTER)
 
     everything = api_client.get(JOBS).json()
     assert everything["count"] == 2 and [j["id"] for j in everything["results"]] == [structure["id"], ocr["id"]]
@@ -382,7 +382,7 @@ def test_languages_pipelines_and_docs(api_client, settings):
 def test_wait_answers_when_the_job_ends(api_client):
     job_id = upload(api_client, small_png()).json()["id"]
     assert api_client.get(f"{JOBS}/{job_id}?wait=0.3").json()["status"] == "queued"  # not final: waited it out
-    threading.Timer(0.5, lambda: services.job_cancel(job=Job.objects.get(pk=job_id))).start()
+    threading.Timer(0.5, lambda: services.job_cancel(job=Job.objects.get(pk=job_id), by=TESTER)).start()
     t0 = time.monotonic()
     response = api_client.get(f"{JOBS}/{job_id}?wait=20")
     assert response.status_code == 200 and response.json()["status"] == "canceled"
@@ -408,10 +408,10 @@ def test_many_waits_on_several_jobs_each_answer_when_their_own_job_ends(api_clie
     for thread in waits:
         thread.start()
     time.sleep(0.5)
-    services.job_cancel(job=Job.objects.get(pk=first))
+    services.job_cancel(job=Job.objects.get(pk=first), by=TESTER)
     time.sleep(1.5)
     assert sorted(answered) == [0, 1, 2]  # the second job's waits go on
-    services.job_cancel(job=Job.objects.get(pk=second))
+    services.job_cancel(job=Job.objects.get(pk=second), by=TESTER)
     for thread in waits:
         thread.join(10)
     assert all(status == "canceled" for status, _ in answered.values())

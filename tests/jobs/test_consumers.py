@@ -20,7 +20,7 @@ from jobs.models import Job
 from jobs.progress import CLOSE_JOB_DELETED, CLOSE_TOKEN_REVOKED
 from jobs.services.accounts import api_token_regenerate
 from tests.jobs.factories import JobFactory, PageResultFactory
-from tests.jobs.helpers import page_record
+from tests.jobs.helpers import TESTER, page_record
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -192,8 +192,8 @@ def test_user_socket_streams_only_the_users_own_jobs(application, user, other_us
 
         @database_sync_to_async
         def cancel_both():
-            services.job_cancel(job=others)
-            services.job_cancel(job=active)
+            services.job_cancel(job=others, by=TESTER)
+            services.job_cancel(job=active, by=TESTER)
 
         await cancel_both()
         messages.append(await ws.receive_json_from(TIMEOUT))
@@ -252,10 +252,10 @@ def test_deleting_a_job_closes_its_sockets_and_keeps_the_users_stream(applicatio
         for _ in range(2):  # both jobs are active
             await user_socket.receive_json_from(TIMEOUT)
 
-        await database_sync_to_async(services.job_delete)(job=job)
+        await database_sync_to_async(services.job_delete)(job=job, by=TESTER)
         closed = await job_socket.receive_output(TIMEOUT)
         others_open = await other_socket.receive_nothing(0.3) and await user_socket.receive_nothing(0.1)
-        await database_sync_to_async(services.job_cancel)(job=other)
+        await database_sync_to_async(services.job_cancel)(job=other, by=TESTER)
         canceled = await user_socket.receive_json_from(TIMEOUT)
         for ws in (other_socket, user_socket):
             await ws.disconnect()

@@ -12,7 +12,7 @@ from jobs import services
 from jobs.models import Job, PageClaim, PageResult
 from jobs.queue import HELP_JOB
 from jobs.services.pages import page_claim_next
-from tests.jobs.helpers import page_record, three_page_pdf
+from tests.jobs.helpers import TESTER, page_record, three_page_pdf
 from tests.jobs.test_tasks import Listener
 from tests.ocr_engine import samples
 
@@ -52,7 +52,7 @@ def test_a_canceled_job_gives_its_helpers_no_page_and_takes_none_of_their_result
     services.job_claim(job_id=job.pk, worker_id="holder")
     assert page_claim_next(job_id=job.pk, worker_id="helper") == 1
 
-    services.job_cancel(job=job)
+    services.job_cancel(job=job, by=TESTER)
     assert page_claim_next(job_id=job.pk, worker_id="helper") is None
     assert services.job_record_page(job_id=job.pk, worker_id="helper", record=page_record(1)) is False
     assert not job.pages.exists()

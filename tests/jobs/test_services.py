@@ -14,7 +14,7 @@ from jobs.errors import JobStateError
 from jobs.models import Document, Job, PageResult
 from ocr_engine.errors import GpuRequired, OcrError
 from tests.jobs.factories import JobFactory
-from tests.jobs.helpers import failed_record, page_record, small_png, three_page_pdf
+from tests.jobs.helpers import TESTER, failed_record, page_record, small_png, three_page_pdf
 
 pytestmark = pytest.mark.django_db
 
@@ -63,7 +63,7 @@ def test_same_file_and_options_within_window_reuse_the_job(user, other_user):
 
 def test_dedup_window_and_failed_jobs(user, settings):
     first, _ = create(user)
-    services.job_cancel(job=first)
+    services.job_cancel(job=first, by=TESTER)
     after_cancel, reused = create(user)
     assert reused is False and after_cancel.pk != first.pk
 
@@ -180,14 +180,14 @@ def test_cancel_stops_the_worker_at_the_next_page(user):
     services.job_claim(job_id=job.pk, worker_id="w")
     services.job_record_page(job_id=job.pk, worker_id="w", record=page_record(1))
 
-    canceled = services.job_cancel(job=job)
+    canceled = services.job_cancel(job=job, by=TESTER)
     assert canceled.status == Job.Status.CANCELED
     assert services.job_heartbeat(job_id=job.pk, worker_id="w") is False
     assert services.job_record_page(job_id=job.pk, worker_id="w", record=page_record(2)) is False
     assert services.job_finish(job_id=job.pk, worker_id="w") is None
     assert list(job.pages.values_list("page_number", flat=True)) == [1]
     with pytest.raises(JobStateError):
-        services.job_cancel(job=job)
+        services.job_cancel(job=job, by=TESTER)
 
 
 def test_retry_redoes_only_failed_pages(user):
@@ -199,7 +199,7 @@ def test_retry_redoes_only_failed_pages(user):
     services.job_finish(job_id=job.pk, worker_id="w")
     kept = {p.page_number: p.updated_at for p in job.pages.all() if p.status == "succeeded"}
 
-    retried = services.job_retry(job=job)
+    retried = services.job_retry(job=job, by=TESTER)
     assert retried.status == Job.Status.QUEUED and retried.error_code == "" and retried.attempts == 0
     assert retried.pages_done == 2 and retried.queue_task_id in queued_task_ids()
     assert {p.page_number: p.updated_at for p in job.pages.all()} == kept
@@ -208,7 +208,7 @@ def test_retry_redoes_only_failed_pages(user):
     services.job_record_page(job_id=job.pk, worker_id="w2", record=page_record(2))
     assert services.job_finish(job_id=job.pk, worker_id="w2").status == Job.Status.SUCCEEDED
     with pytest.raises(JobStateError):
-        services.job_retry(job=job)
+        services.job_retry(job=job, by=TESTER)
 
 
 def test_delete_removes_rows_and_files(user, media_root, django_capture_on_commit_callbacks):
@@ -218,7 +218,7 @@ def test_delete_removes_rows_and_files(user, media_root, django_capture_on_commi
     assert len(files_under(media_root)) == 3  # upload, page JPEG, thumbnail
 
     with django_capture_on_commit_callbacks(execute=True):
-        services.job_delete(job=job)
+        services.job_delete(job=job, by=TESTER)
     assert not Job.objects.exists() and not Document.objects.exists() and not PageResult.objects.exists()
     assert files_under(media_root) == []
     assert not (media_root / "pages" / str(job.pk)).exists()

@@ -13,6 +13,7 @@ from PIL import Image
 
 from jobs import progress, services, tasks
 from jobs.models import Job, PageClaim, PageResult
+from tests.jobs.helpers import TESTER
 from tests.ocr_engine import bad_files, samples
 
 pytestmark = [pytest.mark.django_db, pytest.mark.models]
@@ -128,7 +129,7 @@ def test_deadline_fails_the_job_with_timeout(user, settings, django_capture_on_c
 
 def test_canceled_or_deleted_jobs_are_skipped(user):
     job, _ = services.job_create(owner=user, file=text_png(), filename="x.png", pipeline="ocr")
-    services.job_cancel(job=job)
+    services.job_cancel(job=job, by=TESTER)
     tasks.process_job(str(job.pk))
     tasks.process_job("00000000-0000-0000-0000-000000000000")
 
