@@ -21,6 +21,7 @@ from jobs.models import LineCorrection, PageEdit, PageResult
 from jobs.progress import publish
 from jobs.selectors.results import page_with_corrections
 from jobs.services.review import line_correct
+from jobs.services.search import page_index
 from ocr_engine.edits import next_line_id, region_for_box, split_text
 from ocr_engine.errors import InputError
 from ocr_engine.geometry import box_from_polygon
@@ -68,7 +69,9 @@ def _announce(edit: PageEdit) -> None:
 
 
 def _record(page: PageResult, kind: str, payload: dict, user) -> PageEdit:
-    edit = PageEdit.objects.create(page=page, kind=kind, payload=payload, made_by=user)
+    with transaction.atomic():
+        edit = PageEdit.objects.create(page=page, kind=kind, payload=payload, made_by=user)
+        page_index(page)
     _announce(edit)
     return edit
 
@@ -183,9 +186,11 @@ def edited_line_id(edit: PageEdit) -> str | None:
 
 def page_edit_undo(*, edit: PageEdit) -> PageEdit:
     """Undo an edit (any, not only the last: later edits whose target it made are skipped on replay)."""
-    updated = PageEdit.objects.filter(pk=edit.pk, undone_at__isnull=True).update(undone_at=timezone.now())
-    edit.refresh_from_db()
-    if not updated:
-        raise JobStateError(f"Correction {edit.pk} is already undone.")
+    with transaction.atomic():
+        updated = PageEdit.objects.filter(pk=edit.pk, undone_at__isnull=True).update(undone_at=timezone.now())
+        edit.refresh_from_db()
+        if not updated:
+            raise JobStateError(f"Correction {edit.pk} is already undone.")
+        page_index(edit.page)
     _announce(edit)
     return edit

@@ -14,6 +14,7 @@ from django.utils import timezone
 from jobs.errors import JobStateError, LineNotFound
 from jobs.models import Job, LineCorrection, PageResult
 from jobs.progress import publish
+from jobs.services.search import page_index
 
 # The kind of a ``LineCorrection`` in edit answers and "corrected" events (PageEdit.Kind names the others).
 LINE_TEXT = "line_text"
@@ -33,13 +34,15 @@ def line_correct(*, page: PageResult, line_id: str, text: str, user) -> LineCorr
     transaction.on_commit(lambda: publish(page.job, "corrected", page_number=page.page_number,
                                           correction_id=None, kind=LINE_TEXT, undone=False))
     with transaction.atomic():
+        correction = None
         if text == original:  # back to what the engine read: nothing to keep
             LineCorrection.objects.filter(page=page, line_id=line_id).delete()
-            return None
-        correction, _ = LineCorrection.objects.update_or_create(
-            page=page, line_id=line_id,
-            defaults={"text": text, "original_text": original, "corrected_by": user},
-        )
+        else:
+            correction, _ = LineCorrection.objects.update_or_create(
+                page=page, line_id=line_id,
+                defaults={"text": text, "original_text": original, "corrected_by": user},
+            )
+        page_index(page)
     return correction
 
 
