@@ -11,6 +11,7 @@ import secrets
 import uuid
 
 from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from rest_framework.authtoken.models import TokenProxy
 
@@ -188,6 +189,39 @@ class PageResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job_id} p{self.page_number}"
+
+
+class SearchLine(models.Model):
+    """One line of a stored page as full-text search reads it: its text as the review shows it now
+    (corrections and edits applied), where it is, and the owner and page it belongs to.
+
+    Written only by ``jobs.services.search.page_index``, in the transaction that stores or corrects the
+    page; deleted with its page (and job), so search never shows what is gone. One row per line, not per
+    page: a hit is a line, and the count, the order and the pagination are the database's.
+    PostgreSQL searches ``vector`` (GIN-indexed, migration 0015); SQLite the FTS5 table
+    ``jobs_searchline_fts``, which triggers keep equal to this table (``vector`` stays NULL there).
+    """
+
+    page = models.ForeignKey(PageResult, on_delete=models.CASCADE, related_name="search_lines")
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="+")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    page_number = models.PositiveIntegerField()
+    line_id = models.CharField(max_length=32)
+    position = models.PositiveIntegerField()  # the line's place in the page's reading order
+    region_type = models.CharField(max_length=32, blank=True)
+    polygon = models.JSONField(default=list)
+    text = models.TextField()
+    config = models.CharField(max_length=32)  # PostgreSQL text search configuration of the job's language
+    vector = SearchVectorField(null=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["owner", "config"], name="searchline_owner_config"),
+            models.Index(fields=["page", "position"], name="searchline_page_position"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.page} {self.line_id}"
 
 
 class PageClaim(models.Model):

@@ -1,4 +1,4 @@
-"""/api/v1/: jobs, languages, pipelines, the audit log, the OpenAPI schema and Swagger UI."""
+"""/api/v1/: jobs, search, languages, pipelines, the audit log, the OpenAPI schema and Swagger UI."""
 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
@@ -15,6 +15,7 @@ from jobs.api.page_edits import (
 )
 from jobs.api.review import JobReviewedView
 from jobs.api.review_queue import ReviewQueueView
+from jobs.api.search import SearchView
 from jobs.api.training import CerReportView, JobCerView, TrainingSetView
 from jobs.api.views import JobViewSet, LanguagesView, PipelinesView
 from jobs.api.webhooks import JobWebhookDeliveryList, WebhookSecretView
@@ -44,6 +45,7 @@ urlpatterns = [
     path("training-set", TrainingSetView.as_view(), name="training-set"),
     path("cer", CerReportView.as_view(), name="cer-report"),
     path("review-queue", ReviewQueueView.as_view(), name="review-queue"),
+    path("search", SearchView.as_view(), name="search"),
     path("jobs/<str:pk>/reviewed", JobReviewedView.as_view(), name="job-reviewed"),
     path("webhook-secret", WebhookSecretView.as_view(), name="webhook-secret"),
     path("audit", AuditLogView.as_view(), name="audit"),

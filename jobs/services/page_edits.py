@@ -22,6 +22,7 @@ from jobs.progress import publish
 from jobs.selectors.results import page_with_corrections
 from jobs.services.audit import Actor, audit_record
 from jobs.services.review import line_correct
+from jobs.services.search import page_index
 from ocr_engine.edits import next_line_id, region_for_box, split_text
 from ocr_engine.errors import InputError
 from ocr_engine.geometry import box_from_polygon
@@ -72,6 +73,7 @@ def _record(page: PageResult, kind: str, payload: dict, user, address: str | Non
     with transaction.atomic():
         edit = PageEdit.objects.create(page=page, kind=kind, payload=payload, made_by=user)
         audit_record(action=AuditEntry.Action.CORRECTED, job=page.job, by=Actor.of_user(user, address), detail=kind)
+        page_index(page)
     _announce(edit)
     return edit
 
@@ -194,5 +196,6 @@ def page_edit_undo(*, edit: PageEdit, user, address: str | None = None) -> PageE
             raise JobStateError(f"Correction {edit.pk} is already undone.")
         audit_record(action=AuditEntry.Action.CORRECTED, job=edit.page.job, by=Actor.of_user(user, address),
                      detail=f"undo {edit.kind}")
+        page_index(edit.page)
     _announce(edit)
     return edit

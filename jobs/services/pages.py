@@ -25,6 +25,7 @@ from jobs.errors import FIXED_PAGE_ERRORS
 from jobs.models import Job, PageClaim, PageResult
 from jobs.page_images import encode_page
 from jobs.services.quotas import stored_bytes_change
+from jobs.services.search import page_index
 from jobs.services.storage import storage_delete
 from ocr_engine import stages
 from ocr_engine.errors import OcrError
@@ -139,6 +140,7 @@ def job_record_page(*, job_id, worker_id: str, record: PageRecord) -> bool:
                 new_files.append(result.thumbnail)
                 result.stored_bytes = len(record.image_jpeg) + len(record.thumbnail)
             result.save()
+            page_index(result)  # searchable from this commit on, as the page is
             if result.stored_bytes != old_bytes:
                 stored_bytes_change(job.owner_id, result.stored_bytes - old_bytes)
             job.pages_done = job.pages.count()

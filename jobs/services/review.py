@@ -15,6 +15,7 @@ from jobs.errors import JobStateError, LineNotFound
 from jobs.models import AuditEntry, Job, LineCorrection, PageResult
 from jobs.progress import publish
 from jobs.services.audit import Actor, audit_record
+from jobs.services.search import page_index
 
 # The kind of a ``LineCorrection`` in edit answers and "corrected" events (PageEdit.Kind names the others).
 LINE_TEXT = "line_text"
@@ -37,13 +38,15 @@ def line_correct(*, page: PageResult, line_id: str, text: str, user,
     with transaction.atomic():
         audit_record(action=AuditEntry.Action.CORRECTED, job=page.job, by=Actor.of_user(user, address),
                      detail=LINE_TEXT)
+        correction = None
         if text == original:  # back to what the engine read: nothing to keep
             LineCorrection.objects.filter(page=page, line_id=line_id).delete()
-            return None
-        correction, _ = LineCorrection.objects.update_or_create(
-            page=page, line_id=line_id,
-            defaults={"text": text, "original_text": original, "corrected_by": user},
-        )
+        else:
+            correction, _ = LineCorrection.objects.update_or_create(
+                page=page, line_id=line_id,
+                defaults={"text": text, "original_text": original, "corrected_by": user},
+            )
+        page_index(page)
     return correction
 
 

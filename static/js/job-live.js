@@ -151,10 +151,15 @@
   Object.assign(ui, { renderThumbs, stepPage });
 
   // Start: the page in ?page=, else the first finished one; then follow the job live.
+  // ?line= (a search hit's link) selects that line of the page once it is drawn, and scrolls to it.
   renderJob();
   renderThumbs();
-  const requested = Number(new URLSearchParams(location.search).get("page"));
-  if (requested && state.job.page_numbers.includes(requested)) state.navigated = true;
+  const params = new URLSearchParams(location.search);
+  const requested = Number(params.get("page"));
+  if (requested && state.job.page_numbers.includes(requested)) {
+    state.navigated = true;
+    state.selectOnDraw = params.get("line");
+  }
   ui.loadPage(state.navigated ? requested : firstReadyPage());
   OCR.socket(cfg.ws, { onMessage: onEvent });
 })();

@@ -61,7 +61,7 @@
     readingOrder: [], // line indices in panel order, for ↑/↓
     hover: -1,
     selected: -1,
-    selectOnDraw: null, // line id to select when the page is next drawn (an edit's result)
+    selectOnDraw: null, // line id to select when the page is next drawn (an edit's result, or ?line=)
     editor: null,
     navigated: false, // the user picked a page: don't jump to newly finished ones
     threshold: Number(localStorage.getItem("ocr.threshold")) || cfg.lowConfidence,
