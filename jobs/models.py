@@ -198,7 +198,7 @@ class SearchLine(models.Model):
     Written only by ``jobs.services.search.page_index``, in the transaction that stores or corrects the
     page; deleted with its page (and job), so search never shows what is gone. One row per line, not per
     page: a hit is a line, and the count, the order and the pagination are the database's.
-    PostgreSQL searches ``vector`` (GIN-indexed, migration 0015); SQLite the FTS5 table
+    PostgreSQL searches ``vector`` (GIN-indexed, migration 0016); SQLite the FTS5 table
     ``jobs_searchline_fts``, which triggers keep equal to this table (``vector`` stays NULL there).
     """
 

@@ -100,8 +100,9 @@ def text_columns(boxes: Sequence[Box], texts: Sequence[str], *, min_col_gap: flo
     columns do not count, since one side at least holds short cells, not prose; so
     a table in one column of a two-column page never takes in the lines of the
     other column that share its rows, nor a table beside it in the other column.
-    Bands end at lines across the page (a full-width table's caption) and at blank
-    strips across it ``band_gap`` high (the space around a full-width table or figure).
+    Bands end at lines across the page (a full-width table's caption), at blank
+    strips across it ``band_gap`` high (the space around a full-width table or figure),
+    and around rows of short cells on both sides of the gap: a table across it.
     """
     def prose(group: list[int]) -> bool:
         # By characters, not lines: a column that holds a table of many short cells is still prose.
@@ -123,7 +124,15 @@ def text_columns(boxes: Sequence[Box], texts: Sequence[str], *, min_col_gap: flo
         if len(bands) > 1:
             return [g for band in bands for g in cut(band)]
         halves = prose_columns(idx)
-        return cut(halves[0]) + cut(halves[1]) if halves else [idx]
+        if not halves:
+            return [idx]
+        table = _table_across(idx, set(halves[0]), boxes, texts)
+        if not table:
+            return cut(halves[0]) + cut(halves[1])
+        top, in_table = min(boxes[i][1] for i in table), set(table)
+        above = [i for i in idx if i not in in_table and boxes[i][3] <= top]
+        below = [i for i in idx if i not in in_table and boxes[i][3] > top]
+        return [g for band in (above, table, below) if band for g in cut(band)]
 
     def _column_runs(idx: list[int]) -> list[list[int]]:
         """Bands (``_bands``) where prose columns run, each apart; the bands between them joined."""
@@ -139,6 +148,36 @@ def text_columns(boxes: Sequence[Box], texts: Sequence[str], *, min_col_gap: flo
         return runs
 
     return cut(list(range(len(boxes)))) if boxes else []
+
+
+def _table_across(idx: list[int], left: set[int], boxes: Sequence[Box], texts: Sequence[str]) -> list[int]:
+    """The first run of two or more visual rows whose lines on both sides of a gap are short cells: a
+    table across the gap. Not where a row of short cells on one side only adjoins the run: that is two
+    tables side by side, one in each column, whose rows met by chance."""
+    def short(i: int) -> bool:
+        return len(texts[i].split()) < PROSE_WORDS
+
+    def kind(row: list[int]) -> str:
+        lefts, rights = [i for i in row if i in left], [i for i in row if i not in left]
+        if lefts and rights and short(lefts[-1]) and short(rights[0]):
+            return "across"
+        return "one side" if all(short(i) for i in row) else "prose"
+
+    rows = [[idx[j] for j in row] for row in visual_rows([boxes[i] for i in idx])]
+    kinds = [kind(row) for row in rows]
+    start = 0
+    while start < len(rows):
+        if kinds[start] != "across":
+            start += 1
+            continue
+        end = start
+        while end < len(rows) and kinds[end] == "across":
+            end += 1
+        beside = kinds[start - 1] if start else "prose", kinds[end] if end < len(rows) else "prose"
+        if end - start >= 2 and "one side" not in beside:
+            return [i for row in rows[start:end] for i in row]
+        start = end
+    return []
 
 
 def _split(idx: list[int], boxes: Sequence[Box], axis: int, min_gap: float) -> list[list[int]]:

@@ -13,22 +13,7 @@ from django.db import connection
 
 from jobs.models import PageResult, SearchLine
 from jobs.selectors.results import page_with_corrections
-
-# PaddleOCR language code -> PostgreSQL's text search configuration (stemming, stop words). Languages
-# PostgreSQL has no configuration for are indexed word by word ("simple").
-SEARCH_CONFIGS = {
-    "en": "english", "de": "german", "fr": "french", "es": "spanish", "nl": "dutch", "it": "italian",
-    "pt": "portuguese", "ca": "catalan", "da": "danish", "sv": "swedish", "no": "norwegian", "fi": "finnish",
-    "ga": "irish", "rs_latin": "serbian", "ro": "romanian", "hu": "hungarian", "lt": "lithuanian",
-    "tr": "turkish", "id": "indonesian", "eu": "basque", "ru": "russian", "ar": "arabic", "el": "greek",
-    "hi": "hindi", "ta": "tamil", "ne": "nepali", "rs_cyrillic": "serbian",
-}
-DEFAULT_CONFIG = "simple"
-
-
-def search_config(lang: str) -> str:
-    return SEARCH_CONFIGS.get(lang, DEFAULT_CONFIG)
-
+from jobs.selectors.search import search_config
 
 def page_index(page: PageResult) -> None:
     """Replace the page's index rows with its lines as the review shows them now (corrections and edits

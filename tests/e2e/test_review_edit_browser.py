@@ -111,7 +111,7 @@ def test_draw_split_merge_delete_reorder_live_in_a_second_tab(api_client, user, 
     # What the tabs made is what the exports say: PAGE XML and the training set.
     xml = api_client.get(f"/api/v1/jobs/{job_id}/export.page").content.decode()
     assert missed["text"] in xml
-    archive = zipfile.ZipFile(io.BytesIO(api_client.get("/api/v1/training-set").content))
+    archive = zipfile.ZipFile(io.BytesIO(api_client.get("/api/v1/training-set").getvalue()))
     rows = [row.split("\t") for row in archive.read("engine_reading.txt").decode().splitlines()]
     drawn = [row for row in rows if row[2] == ""]
     assert drawn and drawn[0][1] == missed["text"] and archive.read(drawn[0][0])[:4] == b"\x89PNG"
