@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from django.core.management import call_command
 
 from jobs import services
 from jobs.models import SearchLine
@@ -150,3 +153,17 @@ def test_snippets_are_html_escaped(api_client, user):
     finished_job(user, pages={1: ("<b>invoice</b> & co",)})
 
     assert search(api_client, "invoice")["results"][0]["snippet"] == "&lt;b&gt;<mark>invoice</mark>&lt;/b&gt; &amp; co"
+
+
+def test_pages_stored_before_the_index_are_found_after_ocr_reindex(api_client, user):
+    """An upgraded site: its pages were stored before migration 0016 made the index (here: the index
+    emptied as it was then); `manage.py ocr_reindex` puts them in, as they read now."""
+    finished_job(user)
+    SearchLine.objects.all().delete()
+    assert search(api_client, "invoice")["count"] == 0
+
+    out = io.StringIO()
+    call_command("ocr_reindex", stdout=out)
+
+    assert "Indexed 3 page(s)." in out.getvalue()
+    assert [h["line_id"] for h in search(api_client, "invoice")["results"]] == ["p3-l1"]
