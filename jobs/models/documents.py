@@ -1,4 +1,4 @@
-"""Data model: documents, OCR jobs, per-page results, corrections, webhook deliveries.
+"""Documents, OCR jobs and what they produce: per-page results, claims, corrections, edits, exports, the search index.
 
 Rows change state only through ``jobs.services``; no ``save()`` override or
 signal here holds business logic. Of the OCR stack only the pipeline registry
@@ -7,13 +7,11 @@ signal here holds business logic. Of the OCR stack only the pipeline registry
 
 from __future__ import annotations
 
-import secrets
 import uuid
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from rest_framework.authtoken.models import TokenProxy
 
 from ocr_engine import pipelines
 
@@ -306,145 +304,3 @@ class ExportFile(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-
-def new_webhook_secret() -> str:
-    return secrets.token_hex(32)
-
-
-class UserSettings(models.Model):
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ocr_settings")
-    default_webhook_url = models.URLField(max_length=2000, blank=True)
-    webhook_secret = models.CharField(max_length=128, default=new_webhook_secret)
-    # Quotas; empty: the site's default (OCR_QUOTA_*), 0: no limit.
-    max_pages_per_day = models.PositiveIntegerField(null=True, blank=True, help_text=(
-        "Pages this user may submit in any 24 hours. Empty: the site default; 0: no limit."))
-    max_storage_bytes = models.PositiveBigIntegerField(null=True, blank=True, help_text=(
-        "Bytes this user may keep stored: documents, page images, built exports. Empty: the site default; "
-        "0: no limit."))
-    retention_days = models.PositiveIntegerField(null=True, blank=True, help_text=(
-        "Days this user's finished jobs are kept. Empty: the site default (OCR_RETENTION_DAYS); 0: kept."))
-
-    class Meta:
-        verbose_name_plural = "user settings"
-
-    def __str__(self) -> str:
-        return f"settings of {self.user}"
-
-
-class ApiToken(TokenProxy):
-    """A user's API token as the admin (``jobs.admin.ApiTokenAdmin``) shows it: by the start of its key.
-
-    DRF's tokens are named by their whole key (``str(token)``), and the admin names objects that way on
-    every page (titles, breadcrumbs, history, messages, its log), so anyone who may view tokens could act
-    as their owners. DRF's ``TokenProxy`` keeps the key out of the admin's URLs (its pk is the user's id).
-    """
-
-    SHOWN_CHARACTERS = 8  # of 40 hex digits: 128 bits stay unknown
-
-    class Meta:
-        proxy = True
-        verbose_name = "API token"
-
-    def __str__(self) -> str:
-        return f"{(self.key or '')[:self.SHOWN_CHARACTERS]}…"
-
-
-class StorageUsage(models.Model):
-    """The bytes a user keeps stored (documents, page images and thumbnails, built exports), changed with
-    each of them stored or deleted.
-
-    The storage quota reads this one row inside the submission's write transaction: summing
-    every document there took 1.5 ms at 10,000 documents and 12 ms at 100,000, with the
-    database's write lock held. ``jobs.services.quotas.stored_bytes_change`` keeps it.
-    """
-
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True,
-                                related_name="ocr_storage_usage")
-    stored_bytes = models.BigIntegerField(default=0)
-
-    def __str__(self) -> str:
-        return f"storage of {self.user}"
-
-
-class WebhookDelivery(models.Model):
-    """One attempt (or pending attempt) to POST a job event to a webhook URL.
-
-    All attempts at one event share ``delivery_id`` (sent as X-OCR-Delivery);
-    ``jobs.webhooks`` owns the lifecycle: pending -> delivered | failed, and a
-    failed attempt with ``next_attempt_at`` set has a retry scheduled (none
-    set: the delivery gave up).
-    """
-
-    class Event(models.TextChoices):
-        JOB_SUCCEEDED = "job.succeeded", "job.succeeded"
-        JOB_FAILED = "job.failed", "job.failed"
-
-    class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        DELIVERED = "delivered", "Delivered"
-        FAILED = "failed", "Failed"
-
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="webhook_deliveries")
-    delivery_id = models.UUIDField(default=uuid.uuid4, editable=False)
-    event = models.CharField(max_length=32, choices=Event.choices)
-    url = models.URLField(max_length=2000)
-    payload = models.JSONField(default=dict)
-    attempt = models.PositiveIntegerField(default=0)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    response_status = models.PositiveIntegerField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
-    attempted_at = models.DateTimeField(null=True, blank=True)
-    delivered_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-        verbose_name_plural = "webhook deliveries"
-        # Makes scheduling idempotent: a second on_commit or task run cannot add the same attempt again.
-        constraints = [
-            models.UniqueConstraint(fields=["delivery_id", "attempt"], name="webhook_delivery_attempt_unique")
-        ]
-        indexes = [
-            models.Index(fields=["status", "next_attempt_at"], name="webhook_status_next"),
-            models.Index(fields=["job", "-created_at"], name="webhook_job_created"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.event} -> {self.url} ({self.status})"
-
-
-class AuditEntry(models.Model):
-    """Who or what did what to which job, when, from where (``jobs.services.audit``); written once, never
-    changed or deleted by the application.
-
-    The job and its owner are kept as values, not foreign keys: an entry outlives its job (a deletion's
-    entry is about a job that is gone) and is the owner's to read (GET /api/v1/audit) after it.
-    """
-
-    class Action(models.TextChoices):
-        DELETED = "deleted", "deleted"
-        CANCELED = "canceled", "canceled"
-        RETRIED = "retried", "retried"
-        CORRECTED = "corrected", "corrected"  # a review edit: a line retyped, drawn, split, ...; an undo
-        REVIEWED = "reviewed", "marked reviewed"
-        EXPORTED = "exported", "exported"
-        PURGED = "purged", "files purged"  # retention with OCR_RETENTION_KEEP_RESULTS: the result stays
-
-    action = models.CharField(max_length=16, choices=Action.choices)
-    job = models.UUIDField()
-    owner = models.BigIntegerField()  # the job's owner's user id
-    actor = models.CharField(max_length=160)  # "user:<username>", "admin:<username>", "retention"
-    address = models.GenericIPAddressField(null=True, blank=True)  # the request's REMOTE_ADDR
-    detail = models.CharField(max_length=255, blank=True)  # e.g. an export's format
-    at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-at", "-id"]
-        verbose_name_plural = "audit entries"
-        indexes = [models.Index(fields=["owner", "-at"], name="audit_owner_at"),
-                   models.Index(fields=["job"], name="audit_job")]
-
-    def __str__(self) -> str:
-        return f"{self.actor} {self.action} {self.job}"
