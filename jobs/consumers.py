@@ -9,6 +9,8 @@ Server -> client only; every message is JSON and carries the job's ``status``:
 * ``{"event": <jobs.progress.EVENTS>, "status", "job": {...}, ...}`` as the job
   changes; ``page_done`` adds page_number, page_status, line_count,
   region_count and timings (see ``jobs.progress``).
+* on ``ws/jobs/`` only, ``{"event": "batch", "status", "batch": {...}}`` as a
+  batch of the user's moves on (``jobs.progress.publish_batch``).
 
 A socket for a job the user may not see, or without a user, is refused at the
 handshake (HTTP 403): nobody learns whether the job exists. An open socket is
@@ -64,6 +66,10 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
 
     async def job_event(self, message):
         await self.send_json(client_message(message))
+
+    async def batch_event(self, message):
+        await self.send_json({"event": message["event"], "status": message["batch"]["status"],
+                              "batch": message["batch"]})
 
     async def socket_close(self, message):
         await self.close(code=message["code"])

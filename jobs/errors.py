@@ -64,3 +64,47 @@ class RegionNotFound(InputError):
     """A review edit names a region id that is not on the page."""
 
     code = "region_not_found"
+
+
+# Batches (jobs.services.archives): the first two refuse the whole upload, the others one member of a ZIP,
+# which the batch lists in its ``errors`` while the other members go on.
+class ArchiveInvalid(InputError):
+    """A file sent as a ZIP that is not one, or whose directory cannot be read."""
+
+    code = "invalid_archive"
+
+
+class ArchiveTooManyMembers(InputError):
+    """More files in the ZIP (or the form) than OCR_BATCH_MAX_MEMBERS."""
+
+    code = "archive_too_many_members"
+
+
+class ArchivePathUnsafe(InputError):
+    """A member's name climbs out of the archive (``..``) or is absolute."""
+
+    code = "archive_path_unsafe"
+
+
+class ArchiveSymlink(InputError):
+    """A member is a symbolic link, not a file."""
+
+    code = "archive_symlink"
+
+
+class ArchiveEncrypted(InputError):
+    """A member is encrypted: the server has no password for it."""
+
+    code = "archive_encrypted"
+
+
+class ArchiveNested(InputError):
+    """A member is itself an archive; batches unpack one level only."""
+
+    code = "archive_nested"
+
+
+class ArchiveBomb(InputError):
+    """A member unpacks to far more than it takes in the ZIP, or past the batch's total size."""
+
+    code = "archive_bomb"

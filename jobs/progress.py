@@ -10,6 +10,9 @@ Message: {"type": "job.event", "event": <EVENTS>, "job": job_summary(job), ...}
 (``jobs.summary.job_summary``: the same job summary webhooks send)
 page_done adds page_number, page_status, line_count, region_count and timings.
 corrected (a reviewer's edit or undo, jobs.services.page_edits) adds page_number, correction_id, kind, undone.
+
+A batch's progress goes to its owner's group only, each time it changes (a batch made, one of its jobs
+ended, the batch ended): {"type": "batch.event", "event": "batch", "batch": batch_summary(batch)}.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
-from jobs.models import Job
-from jobs.summary import job_summary
+from jobs.models import Batch, Job
+from jobs.summary import batch_summary, job_summary
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +56,12 @@ def publish(job: Job, event: str, **payload: Any) -> None:
         raise ValueError(f"unknown progress event {event!r}")  # a programming error, not an outage
     message = {"type": "job.event", "event": event, "job": job_summary(job), **payload}
     _send([job_group(job.id), user_group(job.owner_id)], message, f"publish {event} for job {job.id}")
+
+
+def publish_batch(batch: Batch) -> None:
+    """Send the batch's progress to its owner's group."""
+    message = {"type": "batch.event", "event": "batch", "batch": batch_summary(batch)}
+    _send([user_group(batch.owner_id)], message, f"publish the progress of batch {batch.id}")
 
 
 def sockets_close(group: str, code: int) -> None:

@@ -1,4 +1,5 @@
-"""The small job summary that every job event carries: WebSocket events and webhook payloads alike.
+"""The small job (and batch) summary that every job (batch) event carries: WebSocket events and webhook
+payloads alike.
 
 The API's ``JobSerializer`` is the full representation; this is the part of it
 an event needs, in one shape, so a client that handles one handles the other.
@@ -10,7 +11,8 @@ from datetime import datetime
 from typing import Any
 
 from jobs.errors import error_dict
-from jobs.models import Job
+from jobs.models import Batch, Job
+from jobs.selectors.batches import batch_progress
 
 
 def job_summary(job: Job) -> dict[str, Any]:
@@ -25,6 +27,19 @@ def job_summary(job: Job) -> dict[str, Any]:
         "error": error_dict(job.error_code, job.error_detail),
         "created_at": _iso(job.created_at),
         "finished_at": _iso(job.finished_at),
+    }
+
+
+def batch_summary(batch: Batch) -> dict[str, Any]:
+    progress = batch_progress(batch)
+    return {
+        "id": str(batch.id),
+        "name": batch.name,
+        "status": progress.status,
+        "progress": {"jobs_done": progress.jobs_done, "jobs_total": progress.jobs_total},
+        "errors": batch.errors,
+        "created_at": _iso(batch.created_at),
+        "finished_at": _iso(batch.finished_at),
     }
 
 

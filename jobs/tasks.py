@@ -13,6 +13,7 @@ from django.conf import settings
 
 from jobs import worker
 from jobs.services import job_help, job_requeue_stale, job_run
+from jobs.services.batch_exports import build_batch_export as build_batch_export_service
 from jobs.services.exports import build_export as build_export_service
 from jobs.services.retention import retention_purge as retention_purge_service
 from jobs.services.storage import orphan_files_sweep
@@ -49,3 +50,7 @@ def retention_purge() -> int:
 
 def build_export(job_id: str, fmt: str, name: str) -> None:
     build_export_service(job_id=job_id, fmt=fmt, name=name)
+
+
+def build_batch_export(batch_id: str, formats: list[str], name: str) -> None:
+    build_batch_export_service(batch_id=batch_id, formats=formats, name=name)

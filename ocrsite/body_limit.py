@@ -18,8 +18,8 @@ import re
 
 from django.conf import settings
 
-# POST /api/v1/jobs and the upload form: where documents come in.
-UPLOAD_PATHS = re.compile(r"^/(api/v1/jobs|upload/)$")
+# POST /api/v1/jobs, /api/v1/batches and the upload form: where documents come in.
+UPLOAD_PATHS = re.compile(r"^/(api/v1/jobs|api/v1/batches|upload/)$")
 MULTIPART_OVERHEAD = 1024 * 1024  # form fields and part headers around the file
 REFUSAL = json.dumps({"code": "request_too_large",
                       "detail": "The request body is larger than this route accepts."}).encode()

@@ -44,21 +44,31 @@ class FieldsOnce:
         return fields
 
 
-class JobCreateSerializer(FieldsOnce, serializers.Serializer):
-    """POST /jobs: a multipart ``file`` or a ``file_url``, plus options.
+class JobOptionsSerializer(FieldsOnce, serializers.Serializer):
+    """The options of a job (POST /jobs) and of every job of a batch (POST /batches).
 
     ``pipeline``, ``lang``, ``text_layer`` and ``orientation`` are free strings here so that an unknown value
     gets the engine's own ``unsupported_option`` error, like every other caller.
     """
 
-    file = serializers.FileField(required=False, allow_empty_file=True, use_url=False)
-    file_url = serializers.URLField(required=False, max_length=2000)
+    OPTIONS = ("pipeline", "lang", "text_layer", "orientation", "pages", "webhook_url")
+
     pipeline = serializers.CharField(required=False, default=DEFAULT_PIPELINE, max_length=16)
     lang = serializers.CharField(required=False, default=DEFAULT_LANG, max_length=16)
     pages = serializers.CharField(required=False, allow_blank=True, default="", max_length=255)
     text_layer = serializers.CharField(required=False, default="auto", max_length=8)
     orientation = serializers.CharField(required=False, default="auto", max_length=8)
     webhook_url = serializers.URLField(required=False, allow_blank=True, default="", max_length=2000)
+
+    def options(self) -> dict:
+        return {name: self.validated_data[name] for name in self.OPTIONS}
+
+
+class JobCreateSerializer(JobOptionsSerializer):
+    """POST /jobs: a multipart ``file`` or a ``file_url``, plus options."""
+
+    file = serializers.FileField(required=False, allow_empty_file=True, use_url=False)
+    file_url = serializers.URLField(required=False, max_length=2000)
 
     def validate(self, attrs):
         if bool(attrs.get("file")) == bool(attrs.get("file_url")):

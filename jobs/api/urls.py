@@ -1,10 +1,11 @@
-"""/api/v1/: jobs, search, languages, pipelines, the audit log, the OpenAPI schema and Swagger UI."""
+"""/api/v1/: jobs, batches, search, languages, pipelines, the audit log, the OpenAPI schema and Swagger UI."""
 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import SimpleRouter
 
 from jobs.api.audit import AuditLogView
+from jobs.api.batches import BatchViewSet
 from jobs.api.page_edits import (
     CorrectionUndoView,
     LineCreateView,
@@ -27,6 +28,7 @@ app_name = "api"
 # would read /jobs/{id}/result.json as /result with ?format=json.
 router = SimpleRouter(trailing_slash=False)  # /api/v1/jobs/{id}, as documented
 router.register("jobs", JobViewSet, basename="job")
+router.register("batches", BatchViewSet, basename="batch")
 
 urlpatterns = [
     *router.urls,

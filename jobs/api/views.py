@@ -92,7 +92,7 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         form = JobCreateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
-        options = {k: data[k] for k in ("pipeline", "lang", "text_layer", "orientation", "pages", "webhook_url")}
+        options = form.options()
         if data.get("file"):
             job, reused = services.job_create(owner=request.user, file=data["file"], filename=data["file"].name,
                                               **options)

@@ -2,13 +2,14 @@
 callables older migrations refer to)."""
 
 from jobs.models.accounts import ApiToken, StorageUsage, UserSettings, new_webhook_secret
+from jobs.models.batches import Batch, BatchJob
 from jobs.models.documents import (
     Document, ExportFile, Job, LineCorrection, PageClaim, PageEdit, PageResult, SearchLine, _page_upload_to,
 )
 from jobs.models.records import AuditEntry, WebhookDelivery
 
 __all__ = [
-    "ApiToken", "AuditEntry", "Document", "ExportFile", "Job", "LineCorrection", "PageClaim", "PageEdit",
-    "PageResult", "SearchLine", "StorageUsage", "UserSettings", "WebhookDelivery", "_page_upload_to",
+    "ApiToken", "AuditEntry", "Batch", "BatchJob", "Document", "ExportFile", "Job", "LineCorrection", "PageClaim",
+    "PageEdit", "PageResult", "SearchLine", "StorageUsage", "UserSettings", "WebhookDelivery", "_page_upload_to",
     "new_webhook_secret",
 ]

@@ -6,11 +6,12 @@ import uuid
 
 from django.db import models
 
+from jobs.models.batches import Batch
 from jobs.models.documents import Job
 
 
 class WebhookDelivery(models.Model):
-    """One attempt (or pending attempt) to POST a job event to a webhook URL.
+    """One attempt (or pending attempt) to POST a job's or a batch's event to a webhook URL.
 
     All attempts at one event share ``delivery_id`` (sent as X-OCR-Delivery);
     ``jobs.webhooks`` owns the lifecycle: pending -> delivered | failed, and a
@@ -21,13 +22,19 @@ class WebhookDelivery(models.Model):
     class Event(models.TextChoices):
         JOB_SUCCEEDED = "job.succeeded", "job.succeeded"
         JOB_FAILED = "job.failed", "job.failed"
+        BATCH_SUCCEEDED = "batch.succeeded", "batch.succeeded"
+        BATCH_FAILED = "batch.failed", "batch.failed"
+        BATCH_PARTIAL = "batch.partial", "batch.partial"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
         DELIVERED = "delivered", "Delivered"
         FAILED = "failed", "Failed"
 
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="webhook_deliveries")
+    # Exactly one of the two: what the event is about.
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.CASCADE, related_name="webhook_deliveries")
+    batch = models.ForeignKey(Batch, null=True, blank=True, on_delete=models.CASCADE,
+                              related_name="webhook_deliveries")
     delivery_id = models.UUIDField(default=uuid.uuid4, editable=False)
     event = models.CharField(max_length=32, choices=Event.choices)
     url = models.URLField(max_length=2000)
@@ -46,7 +53,9 @@ class WebhookDelivery(models.Model):
         verbose_name_plural = "webhook deliveries"
         # Makes scheduling idempotent: a second on_commit or task run cannot add the same attempt again.
         constraints = [
-            models.UniqueConstraint(fields=["delivery_id", "attempt"], name="webhook_delivery_attempt_unique")
+            models.UniqueConstraint(fields=["delivery_id", "attempt"], name="webhook_delivery_attempt_unique"),
+            models.CheckConstraint(condition=models.Q(job__isnull=True) ^ models.Q(batch__isnull=True),
+                                   name="webhook_delivery_job_or_batch"),
         ]
         indexes = [
             models.Index(fields=["status", "next_attempt_at"], name="webhook_status_next"),
@@ -73,6 +82,7 @@ class AuditEntry(models.Model):
         REVIEWED = "reviewed", "marked reviewed"
         EXPORTED = "exported", "exported"
         PURGED = "purged", "files purged"  # retention with OCR_RETENTION_KEEP_RESULTS: the result stays
+        BATCH_CREATED = "batch_created", "batch created"  # ``job`` holds the batch's id (jobs.services.batches)
 
     action = models.CharField(max_length=16, choices=Action.choices)
     job = models.UUIDField()

@@ -58,18 +58,39 @@ def export_file(job: Job, fmt: str) -> str | None:
     """The storage name of the job's ``fmt`` export, built by a worker if need be; None if it is not
     built by the end of the wait (the worker goes on: ask again)."""
     name = export_name(job, fmt)
+    return file_built_by_worker(name, BUILD_TASK, str(job.pk), fmt, name, group=f"export-{job.pk}")
+
+
+def file_built_by_worker(name: str, task: str, *args, group: str) -> str | None:
+    """``name`` once it is in storage, queueing ``task(*args)`` to build it unless it is there or being
+    built; None if it is not there by the end of OCR_EXPORT_WAIT_SECONDS. The task calls ``build_done(name)``."""
     if default_storage.exists(name):
         return name
     # One build per version, however often the client asks while it runs (each 202 is asked again);
     # the claim outlives a lost worker until the broker hands its task out again (Q_RETRY).
     if cache.add(_build_claim(name), True, timeout=settings.Q_RETRY):
-        async_task(BUILD_TASK, str(job.pk), fmt, name, cluster=settings.Q_CLUSTER["name"], group=f"export-{job.pk}")
+        async_task(task, *args, cluster=settings.Q_CLUSTER["name"], group=group)
     deadline = time.monotonic() + settings.OCR_EXPORT_WAIT_SECONDS
     while time.monotonic() < deadline:
         time.sleep(POLL_SECONDS)
         if default_storage.exists(name):
             return name
     return None
+
+
+def build_done(name: str) -> None:
+    """Built or failed: the next request finds the file, or queues a new build."""
+    cache.delete(_build_claim(name))
+
+
+def store_whole(name: str, content: bytes) -> None:
+    """Store ``content`` under ``name`` so that a reader never finds it half written."""
+    partial = default_storage.save(f"{name}.{os.getpid()}.part", ContentFile(content))
+    try:  # the waiting request must never stream a file that is still being written
+        os.replace(default_storage.path(partial), default_storage.path(name))
+    except NotImplementedError:  # remote storage writes whole objects anyway
+        default_storage.save(name, ContentFile(content))
+        default_storage.delete(partial)
 
 
 def export_served(*, job: Job, fmt: str, by: Actor) -> None:
@@ -85,8 +106,8 @@ def build_export(*, job_id: str, fmt: str, name: str) -> None:
     """Worker: render the ``fmt`` export and store it under ``name``, whole or not at all."""
     try:
         _build(job_id, fmt, name)
-    finally:  # built or failed: the next request finds the file, or queues a new build
-        cache.delete(_build_claim(name))
+    finally:
+        build_done(name)
 
 
 def _build(job_id: str, fmt: str, name: str) -> None:
@@ -96,12 +117,7 @@ def _build(job_id: str, fmt: str, name: str) -> None:
     if job is None:
         return
     content, _, _ = results.job_export(job, fmt)
-    partial = default_storage.save(f"{name}.{os.getpid()}.part", ContentFile(content))
-    try:  # the waiting request must never stream a file that is still being written
-        os.replace(default_storage.path(partial), default_storage.path(name))
-    except NotImplementedError:  # remote storage writes whole objects anyway
-        default_storage.save(name, ContentFile(content))
-        default_storage.delete(partial)
+    store_whole(name, content)
     _count(job_id, name, len(content))
 
 

@@ -16,6 +16,7 @@ from jobs.errors import JobStateError
 from jobs.models import AuditEntry, Document, Job, PageClaim, PageResult
 from jobs.queue import enqueue_job, waiting_task_ids
 from jobs.services.audit import Actor, audit_record
+from jobs.services.batch_states import batch_job_ended, batch_job_reopened
 from jobs.services.processing import job_fail
 from jobs.services.quotas import stored_bytes_change
 from jobs.services.storage import EXPORTS_FOLDER, storage_delete, storage_delete_folder
@@ -61,6 +62,7 @@ def job_cancel(*, job: Job, by: Actor) -> Job:
             raise JobStateError(f"Only queued or running jobs can be canceled; this job is {job.status}.")
         job.refresh_from_db()
         audit_record(action=AuditEntry.Action.CANCELED, job=job, by=by)
+        batch_job_ended(job)
         transaction.on_commit(lambda: progress.publish(job, "canceled"))
     return job
 
@@ -86,6 +88,7 @@ def job_retry(*, job: Job, by: Actor) -> Job:
         locked.save()
         enqueue_job(locked)
         audit_record(action=AuditEntry.Action.RETRIED, job=locked, by=by)
+        batch_job_reopened(locked)
         transaction.on_commit(lambda: progress.publish(locked, "queued"))
     locked.refresh_from_db()
     return locked

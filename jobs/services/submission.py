@@ -106,7 +106,7 @@ def job_create_from_url(
     check_public_url(file_url)
     if webhook_url:
         check_public_url(webhook_url)
-    _page_range_check(pages)
+    page_range_check(pages)
     document = Document(owner=owner, source_url=file_url, original_name=clean_file_name(file_name(file_url)),
                         sha256="", media_type="", size_bytes=0, page_count=0)
     job = _new_job(owner, document, pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation,
@@ -147,7 +147,7 @@ def _save_and_queue(job: Job) -> None:
     transaction.on_commit(lambda: progress.publish(job, "queued"))
 
 
-def _page_range_check(pages: str | None) -> None:
+def page_range_check(pages: str | None) -> None:
     """Raise InvalidPageRange for a spec that no document could satisfy; whether its pages exist waits for the file."""
     try:
         parse_page_range(pages, settings.OCR_MAX_PAGES)

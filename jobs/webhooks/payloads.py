@@ -1,4 +1,4 @@
-"""The JSON body of a webhook: the event and the job summary (jobs.summary) with links (docs/webhooks.md)."""
+"""The JSON body of a webhook: the event and the job (batch) summary (jobs.summary) with links (docs/webhooks.md)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from uuid import UUID
 from django.conf import settings
 from django.urls import reverse
 
-from jobs.models import Job
-from jobs.summary import job_summary
+from jobs.models import Batch, Job
+from jobs.summary import batch_summary, job_summary
 
 
 def job_event_payload(job: Job, *, event: str, delivery_id: UUID, timestamp: datetime) -> dict[str, Any]:
@@ -26,6 +26,21 @@ def job_event_payload(job: Job, *, event: str, delivery_id: UUID, timestamp: dat
     }
 
 
-def _api_url(name: str, job: Job) -> str:
+def batch_event_payload(batch: Batch, *, event: str, delivery_id: UUID, timestamp: datetime) -> dict[str, Any]:
+    """A batch's: as ``job_event_payload``, with the batch summary and its jobs' ids and states."""
+    return {
+        "event": event,
+        "batch": {
+            **batch_summary(batch),
+            "jobs": [{"id": str(job_id), "status": status}
+                     for job_id, status in batch.jobs.order_by("batch_members__id").values_list("id", "status")],
+            "links": {"self": _api_url("batch-detail", batch)},
+        },
+        "delivery_id": str(delivery_id),
+        "timestamp": timestamp.isoformat(),
+    }
+
+
+def _api_url(name: str, row: Job | Batch) -> str:
     # No request here (this runs on a worker): links are built on the public site URL.
-    return settings.OCR_PUBLIC_URL + reverse(f"api:{name}", kwargs={"pk": job.pk})
+    return settings.OCR_PUBLIC_URL + reverse(f"api:{name}", kwargs={"pk": row.pk})

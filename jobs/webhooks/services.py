@@ -1,10 +1,11 @@
-"""Webhook deliveries: schedule one per job event, send it signed, retry with backoff.
+"""Webhook deliveries: schedule one per job (or batch) event, send it signed, retry with backoff.
 
 Everything here runs on the django-q2 cluster, never in a request or inside the
 OCR task's page loop::
 
     job_finish / job_fail --on_commit--> webhook_schedule_for_job
         attempt 1 row (pending) + a queued ``deliver_webhook`` task
+    a batch's end (jobs.services.batches) --on_commit--> webhook_schedule_for_batch: the same
     deliver_webhook --> webhook_deliver: claim, URL guard, signed POST, record
         2xx                              -> delivered
         connection error, time-out,
@@ -44,9 +45,9 @@ from django_q.models import Schedule
 from django_q.tasks import async_task, schedule
 
 from jobs.errors import UrlNotAllowed, UrlTimedOut
-from jobs.models import Job, UserSettings, WebhookDelivery
+from jobs.models import Batch, Job, UserSettings, WebhookDelivery
 from jobs import urlguard
-from jobs.webhooks.payloads import job_event_payload
+from jobs.webhooks.payloads import batch_event_payload, job_event_payload
 from jobs.webhooks.signing import signature_header
 from ocr_engine.errors import OcrError
 
@@ -71,24 +72,34 @@ def webhook_schedule_for_job(*, job: Job, event: str) -> WebhookDelivery | None:
     same finish returns the existing delivery and sends nothing more; a job
     that is retried and finishes again gets a new delivery.
     """
-    event = WebhookDelivery.Event(event)
     if not job.webhook_url:
         return None
-    # Same job + event + finish time -> same id, whoever calls and how often.
-    finished = job.finished_at.isoformat() if job.finished_at else ""
-    delivery_id = uuid.uuid5(job.pk, f"{event}:{finished}")
+    return _schedule(job, event, payload=job_event_payload, about={"job": job})
+
+
+def webhook_schedule_for_batch(*, batch: Batch, event: str) -> WebhookDelivery | None:
+    """``webhook_schedule_for_job`` for a batch's end: once per end, to ``batch.webhook_url``."""
+    if not batch.webhook_url:
+        return None
+    return _schedule(batch, event, payload=batch_event_payload, about={"batch": batch})
+
+
+def _schedule(row: Job | Batch, event: str, *, payload, about: dict) -> WebhookDelivery:
+    event = WebhookDelivery.Event(event)
+    # Same row + event + finish time -> same id, whoever calls and how often.
+    finished = row.finished_at.isoformat() if row.finished_at else ""
+    delivery_id = uuid.uuid5(row.pk, f"{event}:{finished}")
     now = timezone.now()
     with transaction.atomic():
         delivery, created = WebhookDelivery.objects.get_or_create(
             delivery_id=delivery_id,
             attempt=1,
             defaults={
-                "job": job,
+                **about,
                 "event": event,
-                "url": job.webhook_url,
+                "url": row.webhook_url,
                 "next_attempt_at": now,
-                "payload": job_event_payload(job, event=event, delivery_id=delivery_id,
-                                             timestamp=job.finished_at or now),
+                "payload": payload(row, event=event, delivery_id=delivery_id, timestamp=row.finished_at or now),
             },
         )
         if created:
@@ -135,6 +146,15 @@ def webhook_sweep(*, grace: timedelta = SWEEP_GRACE, horizon: timedelta = SWEEP_
     for job in lost:
         webhook_schedule_for_job(job=job, event=f"job.{job.status}")
         count += 1
+    lost_batches = (
+        Batch.objects.filter(status__in=[Batch.Status.SUCCEEDED, Batch.Status.FAILED, Batch.Status.PARTIAL],
+                             finished_at__range=window)
+        .exclude(webhook_url="")
+        .exclude(Exists(WebhookDelivery.objects.filter(batch=OuterRef("pk"), created_at__gte=OuterRef("finished_at"))))
+    )
+    for batch in lost_batches:
+        webhook_schedule_for_batch(batch=batch, event=f"batch.{batch.status}")
+        count += 1
     untaken = WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING, next_attempt_at__range=window).filter(
         Q(attempted_at__isnull=True) | Q(attempted_at__lt=now - timedelta(seconds=settings.Q_TIMEOUT))
     )
@@ -158,7 +178,8 @@ def _enqueue(delivery_pk: int) -> None:
 
 def _send(delivery: WebhookDelivery) -> AttemptOutcome:
     # The owner's current secret, so a rotated secret applies to pending retries too.
-    secret = UserSettings.objects.get_or_create(user_id=delivery.job.owner_id)[0].webhook_secret
+    owner_id = delivery.job.owner_id if delivery.job_id else delivery.batch.owner_id
+    secret = UserSettings.objects.get_or_create(user_id=owner_id)[0].webhook_secret
     body = json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False).encode()
     headers = {
         "Content-Type": "application/json",
@@ -210,8 +231,8 @@ def _record(delivery: WebhookDelivery, outcome: AttemptOutcome) -> WebhookDelive
                 _schedule_attempt(delivery, number=delivery.attempt + 1, due=delivery.next_attempt_at)
         delivery.save(update_fields=["status", "response_status", "error", "delivered_at", "next_attempt_at"])
     log = logger.info if outcome.delivered else logger.warning
-    log("Webhook %s attempt %s for job %s -> %s: %s", delivery.event, delivery.attempt, delivery.job_id,
-        delivery.url, delivery.status if outcome.delivered else outcome.error)
+    log("Webhook %s attempt %s for %s -> %s: %s", delivery.event, delivery.attempt,
+        f"job {delivery.job_id}" if delivery.job_id else f"batch {delivery.batch_id}", delivery.url, delivery.status if outcome.delivered else outcome.error)
     return delivery
 
 
@@ -219,7 +240,7 @@ def _schedule_attempt(previous: WebhookDelivery, *, number: int, due) -> None:
     retry, created = WebhookDelivery.objects.get_or_create(
         delivery_id=previous.delivery_id,
         attempt=number,
-        defaults={"job_id": previous.job_id, "event": previous.event, "url": previous.url,
+        defaults={"job_id": previous.job_id, "batch_id": previous.batch_id, "event": previous.event, "url": previous.url,
                   "payload": previous.payload, "next_attempt_at": due},
     )
     if created:

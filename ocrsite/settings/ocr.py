@@ -54,6 +54,10 @@ OCR_REREAD_WAIT_MS = env_int("OCR_REREAD_WAIT_MS", 10_000)
 # Longer jobs' exports are built on a worker (jobs.services.exports); docs/operations.md has every OCR_* setting.
 OCR_EXPORT_INLINE_MAX_PAGES = env_int("OCR_EXPORT_INLINE_MAX_PAGES", 20)
 OCR_EXPORT_WAIT_SECONDS = env_float("OCR_EXPORT_WAIT_SECONDS", 20.0)
+# Batches (jobs.services.archives): a ZIP's members are measured as they are unpacked, never by its headers.
+OCR_BATCH_MAX_MEMBERS = env_int("OCR_BATCH_MAX_MEMBERS", 200)
+OCR_BATCH_MAX_UNCOMPRESSED_BYTES = env_int("OCR_BATCH_MAX_UNCOMPRESSED_BYTES", 1024 * 1024 * 1024)
+OCR_BATCH_MAX_RATIO = env_int("OCR_BATCH_MAX_RATIO", 200)
 # A job must end within base + per_page x pages, else it fails with `timeout`.
 OCR_JOB_TIMEOUT_BASE_SECONDS = env_int("OCR_JOB_TIMEOUT_BASE_SECONDS", 600)
 OCR_JOB_TIMEOUT_PER_PAGE_SECONDS = env_int("OCR_JOB_TIMEOUT_PER_PAGE_SECONDS", 120)

@@ -1,0 +1,97 @@
+"""A batch's exports as one ZIP: the chosen formats of each job that succeeded, one folder-less file each.
+
+Each file is the job's own export (``jobs.selectors.results.job_export``, corrections applied), named as
+its download is (the document's stem and the format's extension; a second file of the same name gets
+`` (2)``). Up to ``OCR_EXPORT_INLINE_MAX_PAGES`` pages in all it is built in the request; above, by a
+worker (``build_batch_export``) exactly as a long job's export is (``jobs.services.exports``): named by
+a version of every job's result, swept an hour after it was made, a 202 while it is being built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import zipfile
+
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.db.models import Sum
+
+from jobs.models import Batch, Job
+from jobs.selectors import results
+from jobs.selectors.batches import batch_jobs
+from jobs.services.audit import Actor
+from jobs.services.exports import build_done, export_name, export_served, file_built_by_worker, store_whole
+from jobs.services.storage import EXPORTS_FOLDER
+from ocr_engine import exports
+from ocr_engine.errors import UnsupportedOption
+
+BUILD_TASK = "jobs.tasks.build_batch_export"
+
+
+def batch_export_formats(spec: str) -> list[str]:
+    """``"txt,pdf"`` as a list of formats; raises UnsupportedOption for an unknown or missing one."""
+    formats = list(dict.fromkeys(part.strip() for part in (spec or "").split(",") if part.strip()))
+    unknown = [fmt for fmt in formats if fmt not in exports.FORMATS]
+    if not formats or unknown:
+        raise UnsupportedOption(f"format must list one or more of {', '.join(exports.FORMATS)}, comma-separated"
+                                + (f"; {', '.join(unknown)} is not one." if unknown else "."))
+    return formats
+
+
+def batch_export_is_inline(batch: Batch) -> bool:
+    pages = _exported_jobs(batch).aggregate(pages=Sum("pages_done"))["pages"] or 0
+    return pages <= settings.OCR_EXPORT_INLINE_MAX_PAGES
+
+
+def batch_export_zip(batch: Batch, formats: list[str]) -> bytes:
+    buffer = io.BytesIO()
+    taken: set[str] = set()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for job in _exported_jobs(batch):
+            for fmt in formats:
+                content, _, filename = results.job_export(job, fmt)
+                archive.writestr(_unique(filename, taken), content)
+    return buffer.getvalue()
+
+
+def batch_export_file(batch: Batch, formats: list[str]) -> str | None:
+    """The storage name of the batch's ZIP, built by a worker if need be; None while it is being built."""
+    name = _export_name(batch, formats)
+    return file_built_by_worker(name, BUILD_TASK, str(batch.pk), formats, name, group=f"export-batch-{batch.pk}")
+
+
+def batch_export_served(*, batch: Batch, formats: list[str], by: Actor) -> None:
+    """The audit log records each job's export, as a download of the job's own would."""
+    for job in _exported_jobs(batch):
+        export_served(job=job, fmt=",".join(formats), by=by)
+
+
+def build_batch_export(*, batch_id: str, formats: list[str], name: str) -> None:
+    """Worker: build the batch's ZIP and store it under ``name``, whole or not at all."""
+    try:
+        batch = Batch.objects.filter(pk=batch_id).first()
+        if batch is not None and not default_storage.exists(name):
+            store_whole(name, batch_export_zip(batch, formats))
+    finally:
+        build_done(name)
+
+
+def _exported_jobs(batch: Batch):
+    return batch_jobs(batch).filter(status=Job.Status.SUCCEEDED)
+
+
+def _export_name(batch: Batch, formats: list[str]) -> str:
+    versions = [export_name(job, fmt) for job in _exported_jobs(batch) for fmt in formats]
+    version = hashlib.sha256(repr(versions).encode()).hexdigest()[:20]
+    return f"{EXPORTS_FOLDER}/batch-{batch.pk}/{version}.zip"
+
+
+def _unique(filename: str, taken: set[str]) -> str:
+    stem, dot, extension = filename.partition(".")
+    candidate, number = filename, 1
+    while candidate in taken:
+        number += 1
+        candidate = f"{stem} ({number}){dot}{extension}"
+    taken.add(candidate)
+    return candidate
