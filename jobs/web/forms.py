@@ -18,7 +18,7 @@ class MultipleFileField(forms.FileField):
     """Several files in one field (Django's documented recipe)."""
 
     def __init__(self, *args, **kwargs):
-        kwargs.setdefault("widget", MultipleFileInput(attrs={"accept": ".pdf,.png,.jpg,.jpeg,.tif,.tiff,.bmp,.webp"}))
+        kwargs.setdefault("widget", MultipleFileInput(attrs={"accept": ".pdf,.png,.jpg,.jpeg,.tif,.tiff,.bmp,.webp,.zip"}))
         super().__init__(*args, **kwargs)
 
     def clean(self, data, initial=None):
@@ -61,7 +61,7 @@ class UploadForm(forms.Form):
         self.fields["pipeline"].choices = pipeline_choices()
         self.fields["lang"].choices = language_choices()
         self.fields["files"].help_text = (f"PDF, PNG, JPEG, TIFF, BMP or WebP; up to {settings.OCR_UPLOAD_MAX_FILES} "
-                                          "at once.")
+                                          "at once; a ZIP of them becomes a batch.")
 
     def clean_files(self):
         files = self.cleaned_data["files"]

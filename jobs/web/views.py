@@ -19,7 +19,11 @@ from jobs.api.serializers import ApiUrls, job_links
 from jobs.api.throttles import submissions_wait
 from jobs.errors import OPTION_FIELD_BY_CODE
 from jobs.models import Job, PageResult
+from jobs.selectors.batches import batch_jobs, batch_list_for_user, batch_progress
 from jobs.services.accounts import api_token_regenerate, webhook_secret_rotate
+from jobs.services.archives import is_zip
+from jobs.services.audit import Actor
+from jobs.services.batches import batch_create
 from jobs.services.retention import job_expires_at
 from jobs.services.submission import job_create
 from jobs.summary import job_summary
@@ -29,6 +33,7 @@ from ocr_engine.errors import OcrError
 from ocr_engine.schema import REGION_TYPES
 
 PAGE_SIZE = 25
+RECENT_BATCHES = 10  # shown above the jobs on the dashboard's first page, newest first
 EXPORT_LABELS = {"hocr": "hOCR"}
 
 
@@ -38,10 +43,14 @@ def dashboard(request):
     view = "pages" if request.GET.get("view") == "pages" else "jobs"
     rows = selectors.pages_worst_first(request.user) if view == "pages" else selectors.job_list_for_user(request.user)
     page_obj = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    batches = []
     if view == "jobs":
         for job in page_obj:  # for the "Expires" column, as the API's expires_at
             job.expires_at = job_expires_at(job)
-    return render(request, "jobs/dashboard.html", {"view": view, "page_obj": page_obj})
+        if page_obj.number == 1:
+            batches = [{"batch": batch, "progress": batch_progress(batch), "jobs": list(batch_jobs(batch))}
+                       for batch in batch_list_for_user(request.user).filter(owner=request.user)[:RECENT_BATCHES]]
+    return render(request, "jobs/dashboard.html", {"view": view, "page_obj": page_obj, "batches": batches})
 
 
 @dataclass
@@ -67,6 +76,8 @@ def upload(request):
             response = render(request, "jobs/upload.html", {"form": form, "outcomes": outcomes}, status=429)
             response["Retry-After"] = str(wait)
             return response
+        if any(is_zip(file) for file in form.cleaned_data["files"]):
+            return _upload_batch(request, form)
         for file in form.cleaned_data["files"]:
             try:
                 job, reused = job_create(owner=request.user, file=file, filename=file.name, **form.options())
@@ -85,6 +96,20 @@ def upload(request):
             return redirect("web:dashboard")
     status = 400 if form.errors or any(o.error for o in outcomes) else 200
     return render(request, "jobs/upload.html", {"form": form, "outcomes": outcomes}, status=status)
+
+
+def _upload_batch(request, form: UploadForm):
+    """Files with a ZIP among them: one batch of them all (the ZIP's members and the other files)."""
+    options = form.options()
+    try:
+        batch = batch_create(owner=request.user, files=form.cleaned_data["files"], by=Actor.of_request(request),
+                             **options)
+    except OcrError as error:
+        form.add_error(OPTION_FIELD_BY_CODE.get(error.code, "files"), error.message)
+        return render(request, "jobs/upload.html", {"form": form, "outcomes": []}, status=400)
+    refused = f"; {len(batch.errors)} file(s) refused, listed with it" if batch.errors else ""
+    messages.success(request, f"Batch {batch.name}: {batch.members.count()} job(s) queued{refused}.")
+    return redirect("web:dashboard")
 
 
 def _queued_message(queued: list[Outcome]) -> str:

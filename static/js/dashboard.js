@@ -1,4 +1,4 @@
-/* Dashboard: live status and progress of the user's jobs over ws/jobs/. */
+/* Dashboard: live status and progress of the user's jobs, and of their batches, over ws/jobs/. */
 "use strict";
 
 (() => {
@@ -29,8 +29,21 @@
     return row;
   }
 
+  function updateBatch(batch) {
+    const article = document.querySelector(`.batch[data-batch-id="${batch.id}"]`);
+    if (!article) return; // a batch made since this page was loaded: it shows on the next load
+    OCR.setStatus(article.querySelector('.batch-head [data-role="status"]'), batch.status);
+    OCR.setProgress(article.querySelector('[data-role="progress"]'), batch.progress.jobs_done, batch.progress.jobs_total);
+  }
+
   function update(message) {
+    if (message.event === "batch") {
+      updateBatch(message.batch);
+      return;
+    }
     const job = message.job;
+    document.querySelectorAll(`.batch-jobs [data-job-id="${job.id}"] [data-role="status"]`)
+      .forEach((badge) => OCR.setStatus(badge, message.status));
     const row = rowFor(job);
     if (!row) return;
     OCR.setStatus(row.querySelector('[data-role="status"]'), message.status);

@@ -1,7 +1,7 @@
 /* Upload page: drag and drop, several files, per-file progress, and errors shown
    next to the file or option they concern. Each file is posted to the REST API
    (POST /api/v1/jobs), which runs the same job_create service as the plain form
-   this script enhances. */
+   this script enhances; a ZIP goes to POST /api/v1/batches, one job per file in it. */
 "use strict";
 
 (() => {
@@ -15,6 +15,7 @@
   const items = []; // {file, state: "pending"|"uploading"|"done"|"error", li}
 
   const jobUrl = (id) => form.dataset.jobUrl.replace("00000000-0000-0000-0000-000000000000", id);
+  const isZip = (file) => file.name.toLowerCase().endsWith(".zip");
   const size = (n) => (n > 1048576 ? `${(n / 1048576).toFixed(1)} MB` : `${Math.max(1, Math.round(n / 1024))} KB`);
 
   function fieldError(name, message) {
@@ -86,7 +87,7 @@
       data.append("file", item.file, item.file.name);
       for (const name of ["pipeline", "lang", "text_layer", "orientation", "pages"]) data.append(name, form.elements[name].value);
       const xhr = new XMLHttpRequest();
-      xhr.open("POST", form.dataset.api);
+      xhr.open("POST", isZip(item.file) ? form.dataset.batchApi : form.dataset.api);
       xhr.setRequestHeader("X-CSRFToken", form.elements.csrfmiddlewaretoken.value);
       xhr.setRequestHeader("Accept", "application/json");
       const bar = item.li.querySelector("progress");
@@ -115,6 +116,13 @@
     for (const item of todo) {
       setItem(item, "uploading", text("Uploading…"));
       const { status, body } = await post(item);
+      if (status === 202 && body.jobs) { // a batch (jobs/api/batches.py)
+        const refused = body.errors.length ? `; ${body.errors.length} file(s) refused: ` +
+          body.errors.map((e) => `${e.member} (${e.code})`).join(", ") : "";
+        setItem(item, "done", text(`Batch queued: ${body.jobs.length} job(s)${refused}`));
+        done.push(body);
+        continue;
+      }
       if (status === 200 || status === 202) {
         const link = document.createElement("a");
         link.href = jobUrl(body.id);
@@ -145,7 +153,8 @@
     }
     submit.disabled = false;
     if (done.length && done.length === items.length) {
-      location.href = done.length === 1 ? jobUrl(done[0].id) : form.dataset.dashboard;
+      // A batch's refused files are listed with it on the dashboard.
+      location.href = done.length === 1 && !done[0].jobs ? jobUrl(done[0].id) : form.dataset.dashboard;
     }
   }
 
