@@ -129,8 +129,9 @@ def _copy(archive: zipfile.ZipFile, info: zipfile.ZipInfo, out, budget: int) -> 
                     raise ArchiveBomb(f"{info.filename} unpacks to more than {settings.OCR_BATCH_MAX_RATIO} times "
                                       "its packed size (OCR_BATCH_MAX_RATIO); it was not unpacked.")
                 if written > budget:
-                    raise ArchiveBomb(f"{info.filename} takes the batch past {settings.OCR_BATCH_MAX_UNCOMPRESSED_BYTES} "
-                                      "unpacked bytes (OCR_BATCH_MAX_UNCOMPRESSED_BYTES); it was not unpacked.")
+                    raise ArchiveBomb(f"{info.filename} takes the batch past "
+                                      f"{settings.OCR_BATCH_MAX_UNCOMPRESSED_BYTES} unpacked bytes "
+                                      "(OCR_BATCH_MAX_UNCOMPRESSED_BYTES); it was not unpacked.")
                 if written > settings.OCR_MAX_UPLOAD_BYTES:
                     raise FileTooLarge(f"{info.filename} is larger than {settings.OCR_MAX_UPLOAD_BYTES} bytes, "
                                        "the largest file an upload may be.")

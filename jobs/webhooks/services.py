@@ -232,7 +232,8 @@ def _record(delivery: WebhookDelivery, outcome: AttemptOutcome) -> WebhookDelive
         delivery.save(update_fields=["status", "response_status", "error", "delivered_at", "next_attempt_at"])
     log = logger.info if outcome.delivered else logger.warning
     log("Webhook %s attempt %s for %s -> %s: %s", delivery.event, delivery.attempt,
-        f"job {delivery.job_id}" if delivery.job_id else f"batch {delivery.batch_id}", delivery.url, delivery.status if outcome.delivered else outcome.error)
+        f"job {delivery.job_id}" if delivery.job_id else f"batch {delivery.batch_id}", delivery.url,
+        delivery.status if outcome.delivered else outcome.error)
     return delivery
 
 
@@ -240,8 +241,8 @@ def _schedule_attempt(previous: WebhookDelivery, *, number: int, due) -> None:
     retry, created = WebhookDelivery.objects.get_or_create(
         delivery_id=previous.delivery_id,
         attempt=number,
-        defaults={"job_id": previous.job_id, "batch_id": previous.batch_id, "event": previous.event, "url": previous.url,
-                  "payload": previous.payload, "next_attempt_at": due},
+        defaults={"job_id": previous.job_id, "batch_id": previous.batch_id, "event": previous.event,
+                  "url": previous.url, "payload": previous.payload, "next_attempt_at": due},
     )
     if created:
         # repeats=-1 on a ONCE schedule: django-q2 deletes it after it fires.
