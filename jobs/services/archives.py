@@ -49,11 +49,17 @@ class Member:
 
 
 def is_zip(upload) -> bool:
-    """Whether the upload starts like a ZIP (its signature), or is named like one."""
+    """Whether the upload is sent as a ZIP: named ``.zip``, or starting like one without any file suffix.
+
+    By name first: Office documents, EPUBs and JARs are ZIPs inside, and are files to refuse, not unpack.
+    """
+    suffix = PurePosixPath(str(getattr(upload, "name", "") or "")).suffix.lower()
+    if suffix:
+        return suffix == ".zip"
     upload.seek(0)
     head = upload.read(4)
     upload.seek(0)
-    return head.startswith(b"PK") or str(getattr(upload, "name", "")).lower().endswith(".zip")
+    return head == b"PK\x03\x04"
 
 
 def zip_open(upload) -> zipfile.ZipFile:

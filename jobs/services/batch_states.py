@@ -1,6 +1,6 @@
 """How a batch follows its jobs: settled when one ends, active again when one is retried.
 
-Called inside the transaction that ends (or requeues) a job, by ``jobs.services.processing`` and
+Called inside the transaction that ends (requeues, deletes) a job, by ``jobs.services.processing`` and
 ``jobs.services.lifecycle``; so this module imports neither. A batch ends when its last job ends:
 the row lock on the batch makes two jobs ending at once settle it one after the other (the second
 waits for the first's commit, then sees both jobs final), so exactly one of them stores the batch's
@@ -21,6 +21,12 @@ from jobs.webhooks import webhook_schedule_for_batch
 def batch_job_ended(job: Job) -> None:
     """In the transaction that ends ``job`` (finish, fail, cancel): settle each batch it belongs to."""
     for batch in Batch.objects.select_for_update().filter(members__job=job).order_by("pk"):
+        batch_settle(batch)
+
+
+def batch_job_removed(batch_ids: list) -> None:
+    """In the transaction that deleted a job of these batches: the rest of them may be all that was left."""
+    for batch in Batch.objects.select_for_update().filter(pk__in=batch_ids).order_by("pk"):
         batch_settle(batch)
 
 

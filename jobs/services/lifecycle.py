@@ -16,7 +16,7 @@ from jobs.errors import JobStateError
 from jobs.models import AuditEntry, Document, Job, PageClaim, PageResult
 from jobs.queue import enqueue_job, waiting_task_ids
 from jobs.services.audit import Actor, audit_record
-from jobs.services.batch_states import batch_job_ended, batch_job_reopened
+from jobs.services.batch_states import batch_job_ended, batch_job_removed, batch_job_reopened
 from jobs.services.processing import job_fail
 from jobs.services.quotas import stored_bytes_change
 from jobs.services.storage import EXPORTS_FOLDER, storage_delete, storage_delete_folder
@@ -108,7 +108,9 @@ def job_delete(*, job: Job, by: Actor) -> None:
         freed = ((job.pages.aggregate(total=Sum("stored_bytes"))["total"] or 0)
                  + (job.export_files.aggregate(total=Sum("size_bytes"))["total"] or 0))
         audit_record(action=AuditEntry.Action.DELETED, job=job, by=by)
+        batch_ids = list(job.batch_members.values_list("batch_id", flat=True))
         job.delete()
+        batch_job_removed(batch_ids)
         if not document.jobs.exists():
             # Empty for a file_url job's until its file is downloaded, and once retention purged it
             # (OCR_RETENTION_KEEP_RESULTS), which gave its bytes back then.

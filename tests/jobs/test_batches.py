@@ -308,3 +308,46 @@ def test_a_large_batchs_zip_is_built_by_a_worker(api_client, user, settings):
     assert built.status_code == 200
     with zipfile.ZipFile(io.BytesIO(b"".join(built.streaming_content))) as z:
         assert z.namelist() == ["a.txt"]
+
+
+def test_an_office_file_is_a_member_to_refuse_not_an_archive_to_unpack(user):
+    docx = make_zip([("[Content_Types].xml", b"<Types/>"), ("word/document.xml", b"<w:document/>")])
+    batch = batch_create(owner=user, files=[upload(png(1), "a.png"), upload(docx, "letter.docx")], by=TESTER)
+
+    assert batch.jobs.count() == 1
+    assert [(e["member"], e["code"]) for e in batch.errors] == [("letter.docx", "unsupported_file_type")]
+
+
+def test_deleting_the_last_active_job_ends_the_batch_and_a_retry_reopens_it(user):
+    batch = batch_create(owner=user, files=[upload(make_zip([("a.png", png(1)), ("b.png", png(2))]))], by=TESTER)
+    first, second = batch.jobs.order_by("batch_members__id")
+    run_job(first, fail=True)
+    services.job_delete(job=second, by=TESTER)
+    batch.refresh_from_db()
+    assert batch.status == "failed"
+
+    services.job_retry(job=first, by=TESTER)
+    batch.refresh_from_db()
+    assert (batch.status, batch.finished_at) == ("queued", None)
+    services.job_claim(job_id=first.pk, worker_id="w")
+    services.job_record_page(job_id=first.pk, worker_id="w", record=page_record(1))
+    services.job_finish(job_id=first.pk, worker_id="w")
+    batch.refresh_from_db()
+    assert batch.status == "succeeded"
+
+
+def test_a_damaged_member_is_corrupt_and_one_over_the_upload_size_too_large(user, settings):
+    settings.OCR_MAX_UPLOAD_BYTES = 50_000
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("damaged.png", png(1))
+        archive.writestr("big.png", png(2) + bytes(60_000))
+        archive.writestr("ok.png", png(3))
+    data = bytearray(buffer.getvalue())
+    data[30 + len("damaged.png") + 100] ^= 0xFF  # a byte of the first member's stored data: its CRC fails
+
+    batch = batch_create(owner=user, files=[upload(bytes(data))], by=TESTER)
+
+    assert [(e["member"], e["code"]) for e in batch.errors] == [("damaged.png", "corrupt_file"),
+                                                                ("big.png", "file_too_large")]
+    assert [job.document.original_name for job in batch.jobs.all()] == ["ok.png"]
