@@ -24,6 +24,7 @@ from jobs.errors import JobStateError
 from jobs.models import (
     ApiToken,
     AuditEntry,
+    Batch,
     Document,
     Job,
     LineCorrection,
@@ -131,6 +132,14 @@ class DocumentAdmin(ReadOnlyAdmin):
     list_select_related = ("owner",)
 
 
+@admin.register(Batch)
+class BatchAdmin(ReadOnlyAdmin):
+    list_display = ("name", "owner", "status", "created_at", "finished_at")
+    list_filter = ("status", "created_at")
+    search_fields = ("=id", "name")
+    list_select_related = ("owner",)
+
+
 @admin.register(PageResult)
 class PageResultAdmin(ReadOnlyAdmin):
     list_display = ("job", "page_number", "status", "line_count", "region_count", "mean_confidence", "created_at")
@@ -182,11 +191,11 @@ class AuditEntryAdmin(ReadOnlyAdmin):
 
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(ReadOnlyAdmin):
-    list_display = ("job", "event", "url", "attempt", "status", "response_status", "error", "attempted_at",
+    list_display = ("job", "batch", "event", "url", "attempt", "status", "response_status", "error", "attempted_at",
                     "next_attempt_at", "delivered_at")
     list_filter = ("status", "event", "created_at")
-    search_fields = ("=job__id", "=delivery_id", "url")
-    list_select_related = ("job",)
+    search_fields = ("=job__id", "=batch__id", "=delivery_id", "url")
+    list_select_related = ("job", "batch")
 
 
 admin.site.unregister(TokenProxy)  # DRF's, which lists every key
