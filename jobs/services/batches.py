@@ -100,10 +100,15 @@ def batch_cancel(*, batch: Batch, by: Actor) -> Batch:
 
 def _add_member(batch: Batch, name: str, upload, options: dict) -> None:
     try:
-        job, _ = job_create(owner=batch.owner, file=upload, filename=name, webhook_url=batch.webhook_url, **options)
+        job, reused = job_create(owner=batch.owner, file=upload, filename=name, webhook_url=batch.webhook_url,
+                                 **options)
     except OcrError as exc:
         _refuse(batch, name, exc)
         return
+    if reused:
+        # An earlier job may be ending right now, in a transaction that cannot see this batch yet: locked
+        # until this one commits, it ends after that (and settles this batch), or has ended before the lock.
+        Job.objects.select_for_update().filter(pk=job.pk).first()
     BatchJob.objects.get_or_create(batch=batch, job=job, defaults={"member": name})  # two equal members: one job
 
 

@@ -351,3 +351,13 @@ def test_a_damaged_member_is_corrupt_and_one_over_the_upload_size_too_large(user
     assert [(e["member"], e["code"]) for e in batch.errors] == [("damaged.png", "corrupt_file"),
                                                                 ("big.png", "file_too_large")]
     assert [job.document.original_name for job in batch.jobs.all()] == ["ok.png"]
+
+
+def test_a_file_submitted_before_is_that_job_in_the_batch(user):
+    earlier, _ = services.job_create(owner=user, file=png(1), filename="a.png")
+    run_job(earlier)
+
+    batch = batch_create(owner=user, files=[upload(make_zip([("a.png", png(1)), ("copy.png", png(1))]))], by=TESTER)
+
+    assert list(batch.jobs.all()) == [earlier]  # the same file twice in the ZIP too: one job
+    assert batch.status == "succeeded" and batch.finished_at is not None  # it had ended already
