@@ -12,6 +12,8 @@ HTTP status by error code (OcrError codes come from ocr_engine.errors and jobs.e
   ``invalid_request`` (form errors, with ``fields``): the request itself is wrong for
   this server; ``gpu_required`` is 400 because ``vl`` is an option this server does not offer.
   400 ``parse_error``: the body is not JSON, or nested too deeply to parse (``jobs.api.parsers``).
+  400 ``invalid_archive``, ``archive_too_many_members``: a batch's ZIP is not one, or holds too many files.
+  A batch's refused members (``archive_*`` and the upload codes) are listed in the batch, not answered here.
 * 429 ``quota_exceeded`` (a per-user quota), ``throttled`` (rate limit; with ``Retry-After``).
 * 507 ``insufficient_storage``: the server's disk is full; nothing was stored.
 * 409 ``invalid_state``: e.g. cancel a finished job, retry a job that did not fail.
