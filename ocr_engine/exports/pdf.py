@@ -41,7 +41,9 @@ def render(result: DocumentResult, page_image: PageImage | None) -> bytes:
         raise _missing("A searchable PDF needs the page images, and none were given.")
     font = glyphless.register()
     buffer = io.BytesIO()
-    pdf = canvas.Canvas(buffer, pageCompression=1)
+    # The invisible-text font as the initial one: reportlab would otherwise list
+    # Helvetica, never embedded and never used, in every page's resources.
+    pdf = canvas.Canvas(buffer, pageCompression=1, initialFontName=font)
     pdf.setCreator(f"ocr_engine {result.engine.version}")
     if result.source.get("filename"):
         pdf.setTitle(result.source["filename"])

@@ -1,0 +1,91 @@
+"""PDF/A-2b searchable PDF: the searchable PDF, made an archival file and checked before it is returned.
+
+Every page starts as in ``pdf.render``: the page image (JPEG, DeviceRGB or
+DeviceGray) with the lines over it as invisible text in the embedded
+``glyphless`` font. A born-digital page, one the engine read from the PDF's own
+text layer (``text_source == "pdf"``), is instead the uploaded PDF's page itself,
+copied object for object: its vector text and images stay as they were and no
+second text layer is added. That page is kept only when it is fit for PDF/A-2b
+on its own (its fonts embedded, no transparency, ...), as pikepdf's validator
+judges it; otherwise, and on pages a reviewer corrected (the original page
+cannot show the corrected text), the page image with the invisible text is used,
+so the file can still honestly claim PDF/A. Ghostscript could embed a missing
+font instead, but it would make the engine depend on a system program.
+
+``pikepdf.pdfa.save`` then adds what PDF/A asks of the whole file: the sRGB ICC
+output intent (the profile ships with pikepdf), XMP metadata declaring
+pdfaid:part 2, conformance B, with dc:title, xmp:CreateDate and pdf:Producer
+synchronised with the document information dictionary; and it re-reads the
+bytes it wrote and validates them against the veraPDF rule catalogue, raising
+rather than returning a file it does not approve.
+"""
+
+from __future__ import annotations
+
+import io
+from os import PathLike
+from typing import BinaryIO
+
+import pikepdf
+import pikepdf.pdfa
+
+from ..errors import OcrError
+from ..schema import DocumentResult, Page
+from . import pdf
+
+SourcePdf = str | PathLike | BinaryIO | bytes  # the uploaded PDF, or anything pikepdf.open reads
+
+
+def render(result: DocumentResult, page_image: pdf.PageImage | None, level: str = "2b",
+           source_pdf: SourcePdf | None = None) -> bytes:
+    """The PDF/A-``level`` searchable PDF of ``result`` (a level of ``PDFA_LEVELS``);
+    ``source_pdf`` is the uploaded PDF (None for images)."""
+    searchable = pikepdf.open(io.BytesIO(pdf.render(result, page_image)))
+    source = _open_source(source_pdf) if source_pdf is not None else None
+    try:
+        for page in searchable.pages:
+            # reportlab gives every page an empty /Trans (slide-show transition): it
+            # means nothing, and the validator does not approve keys it does not check.
+            if "/Trans" in page and not page.Trans.keys():
+                del page.Trans
+        if source is not None:
+            for index, page in enumerate(result.pages):
+                if _keeps_original(page) and _fit_for_pdfa(source, page.page_number, level):
+                    searchable.pages[index] = source.pages[page.page_number - 1]
+        buffer = io.BytesIO()
+        try:
+            pikepdf.pdfa.save(searchable, buffer, level)
+        except pikepdf.pdfa.PdfaError as exc:  # a bug of ours, never a property of the user's file
+            raise OcrError(f"The PDF/A-{level} file did not pass its check: {exc.report.summary(5)}",
+                           code="pdfa_failed") from exc
+        return buffer.getvalue()
+    finally:
+        searchable.close()
+        if source is not None:
+            source.close()
+
+
+def _open_source(source_pdf: SourcePdf) -> pikepdf.Pdf | None:
+    """The uploaded PDF; None when pikepdf cannot open it (then every page is rasterised)."""
+    if isinstance(source_pdf, bytes):
+        source_pdf = io.BytesIO(source_pdf)
+    try:
+        return pikepdf.open(source_pdf)
+    except (pikepdf.PdfError, pikepdf.PasswordError):
+        return None
+
+
+def _keeps_original(page: Page) -> bool:
+    # "mixed" pages carry OCR'd lines for pictures of text the original does not
+    # have as text: the image with every line invisible keeps them searchable.
+    return page.text_source == "pdf" and all(line.original_text is None for line in page.lines)
+
+
+def _fit_for_pdfa(source: pikepdf.Pdf, page_number: int, level: str) -> bool:
+    """Whether the source page alone, prepared as ``save`` prepares the file, passes the validator."""
+    if not 1 <= page_number <= len(source.pages):
+        return False
+    with pikepdf.new() as alone:
+        alone.pages.append(source.pages[page_number - 1])
+        pikepdf.pdfa.prepare(alone, level)
+        return pikepdf.pdfa.check(alone, level).passed

@@ -1,0 +1,103 @@
+"""The PDF/A-2b export: an archival searchable PDF that keeps born-digital pages as they were."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pikepdf
+import pypdf
+import pytest
+
+from ocr_engine import exports
+from ocr_engine.config import EngineConfig
+from ocr_engine.engine import Engine, assemble_document
+from ocr_engine.errors import UnsupportedOption
+from ocr_engine.exports.blocks import page_blocks
+from ocr_engine.exports.glyphless import FONT_NAME
+from ocr_engine.inputs import open_document
+from tests.ocr_engine.hand_results import document, first_page, page_images, second_page
+from tests.ocr_engine.pdfa_checks import assert_pdfa_2b
+
+BORN_DIGITAL = Path(__file__).parent / "data" / "born_digital"
+EMBEDDED_FONTS = BORN_DIGITAL / "bash-groff-ghostscript.pdf"  # Ghostscript embedded every font
+UNEMBEDDED_FONTS = BORN_DIGITAL / "fhs-docbook-fop.pdf"  # FOP left the 14 standard fonts out
+
+
+def reading_order(page) -> list[str]:
+    return [ln.text.strip() for block in page_blocks(page) for ln in block.lines if ln.text.strip()]
+
+
+def extracted_lines(page: pypdf.PageObject) -> list[str]:
+    return [text.strip() for text in page.extract_text().splitlines() if text.strip()]
+
+
+def font_names(page: pikepdf.Page) -> set[str]:
+    fonts = page.obj.Resources.get("/Font", pikepdf.Dictionary())
+    return {str(font.get("/BaseFont")).split("+")[-1] for font in fonts.values()}
+
+
+def test_image_pages_make_a_pdfa_2b_file_whose_text_reads_in_reading_order():
+    result = document(first_page(), second_page())
+    gray = page_images(result)
+    data = exports.render(result, "pdf", page_image=lambda n: gray(n).convert("L") if n == 3 else gray(n),
+                          pdfa="2b")
+    assert_pdfa_2b(data)
+    with pikepdf.open(io.BytesIO(data)) as pdf:
+        assert str(pdf.docinfo.Title) == "report.pdf"
+        assert [font_names(page) for page in pdf.pages] == [{FONT_NAME}, {FONT_NAME}]
+    reader = pypdf.PdfReader(io.BytesIO(data))
+    assert [extracted_lines(page) for page in reader.pages] == [reading_order(page) for page in result.pages]
+
+
+def test_only_pdfa_2b_of_the_pdf_export_is_offered():
+    result = document(first_page())
+    for fmt, level in (("pdf", "1a"), ("pdf", "3b"), ("pdf", ""), ("txt", "2b")):
+        with pytest.raises(UnsupportedOption) as raised:
+            exports.render(result, fmt, page_image=page_images(result), pdfa=level)
+        assert raised.value.code == "unsupported_option"
+
+
+@pytest.fixture(scope="module")
+def two_born_digital_pages(tmp_path_factory) -> Path:
+    """Page 1 with embedded fonts, page 2 without: both born digital, one PDF."""
+    path = tmp_path_factory.mktemp("pdfa") / "born-digital.pdf"
+    with pikepdf.new() as pdf:
+        for source in (EMBEDDED_FONTS, UNEMBEDDED_FONTS):
+            with pikepdf.open(source) as one:
+                pdf.pages.append(one.pages[0])
+        pdf.save(path)
+    return path
+
+
+@pytest.mark.models
+def test_born_digital_pages_keep_their_vector_text_where_pdfa_allows(models_dir, two_born_digital_pages):
+    engine = Engine(EngineConfig(pipeline="ocr", models_dir=models_dir))
+    with open_document(two_born_digital_pages, filename="born-digital.pdf") as doc:
+        pages = [out.page for out in engine.process_document(doc)]
+        result = assemble_document(pages=pages, engine=engine.info, source={"filename": "born-digital.pdf"})
+        assert [page.text_source for page in pages] == ["pdf", "pdf"]
+        data = exports.render(result, "pdf", page_image=lambda n: doc.render(n, scale=pages[n - 1].scale),
+                              pdfa="2b", source_pdf=two_born_digital_pages)
+    assert_pdfa_2b(data)
+    source = pypdf.PdfReader(two_born_digital_pages)
+    output = pypdf.PdfReader(io.BytesIO(data))
+    with pikepdf.open(io.BytesIO(data)) as pdf, pikepdf.open(two_born_digital_pages) as original:
+        kept, rasterised = pdf.pages
+        # Page 1 is the uploaded page: its own fonts and text operators, no page image, no second text layer.
+        assert font_names(kept) == font_names(original.pages[0]) and FONT_NAME not in font_names(kept)
+        operators = [(str(op), list(operands)) for operands, op in pikepdf.parse_content_stream(kept)]
+        assert {"Tj", "TJ"} & {op for op, _ in operators}
+        assert ("Tr", [3]) not in operators and not kept.get_images()
+        # Page 2's fonts are not embedded, so PDF/A cannot keep it: the page image with the invisible text.
+        assert font_names(rasterised) == {FONT_NAME} and len(rasterised.get_images()) == 1
+    assert output.pages[0].extract_text() == source.pages[0].extract_text()
+    assert extracted_lines(output.pages[1]) == reading_order(pages[1])
+
+    # A reviewer's correction cannot be shown by the original page: that page is rasterised too.
+    pages[0].lines[0].original_text, pages[0].lines[0].text = pages[0].lines[0].text, "Corrected heading"
+    with open_document(two_born_digital_pages) as doc:
+        data = exports.render(result, "pdf", page_image=lambda n: doc.render(n, scale=pages[n - 1].scale),
+                              pdfa="2b", source_pdf=two_born_digital_pages.read_bytes())
+    assert_pdfa_2b(data)
+    assert "Corrected heading" in pypdf.PdfReader(io.BytesIO(data)).pages[0].extract_text()
