@@ -150,7 +150,8 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         response["Content-Disposition"] = content_disposition_header(True, f"{job.id}.json")
         return response
 
-    @extend_schema(parameters=[OpenApiParameter("pdfa", str, enum=list(exports.PDFA_LEVELS), description=(
+    # [*...], not list(...): in this class body "list" is the viewset's list action.
+    @extend_schema(parameters=[OpenApiParameter("pdfa", str, enum=[*exports.PDFA_LEVELS], description=(
         "export.pdf only: `2b` makes the searchable PDF a PDF/A-2b file (embedded fonts, sRGB output intent, "
         "XMP metadata), keeping born-digital pages as they were uploaded; another value is a 400 "
         "`unsupported_option`."))],
