@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from collections.abc import Callable
 
 from PIL import Image
@@ -33,6 +34,12 @@ JPEG_QUALITY = 80  # page images dominate the file; 80 keeps text crisp at a fra
 rl_config.useA85 = 0
 
 PageImage = Callable[[int], Image.Image | None]
+
+# The glyphless font covers the Basic Multilingual Plane only, and reportlab's
+# ToUnicode map cannot write characters beyond it: such a character (an emoji,
+# a rare CJK ideograph) would select .notdef, which PDF/A forbids, and extract as
+# nothing. U+FFFD, the replacement character, at least says one is there.
+_BEYOND_BMP = re.compile("[\U00010000-\U0010FFFF]")
 
 
 def render(result: DocumentResult, page_image: PageImage | None) -> bytes:
@@ -70,7 +77,7 @@ def _page(pdf: canvas.Canvas, page: Page, image: Image.Image, font: str) -> None
 
 
 def _line(pdf: canvas.Canvas, line: Line, scale: float, page_height: float, font: str) -> None:
-    text = line.text.strip()
+    text = _BEYOND_BMP.sub("\ufffd", line.text.strip())
     if not text:
         return
     x0, y0, x1, y1 = line.bbox

@@ -50,6 +50,15 @@ def test_image_pages_make_a_pdfa_2b_file_whose_text_reads_in_reading_order():
     assert [extracted_lines(page) for page in reader.pages] == [reading_order(page) for page in result.pages]
 
 
+def test_a_character_beyond_the_bmp_is_written_as_the_replacement_character():
+    page = first_page()
+    page.lines[0].text = "Smile 😀 ok"  # the font has no glyph for it: .notdef, which PDF/A forbids
+    result = document(page)
+    data = exports.render(result, "pdf", page_image=page_images(result), pdfa="2b")
+    assert_pdfa_2b(data)
+    assert extracted_lines(pypdf.PdfReader(io.BytesIO(data)).pages[0])[0] == "Smile \ufffd ok"
+
+
 def test_only_pdfa_2b_of_the_pdf_export_is_offered():
     result = document(first_page())
     for fmt, level in (("pdf", "1a"), ("pdf", "3b"), ("pdf", ""), ("txt", "2b")):
