@@ -50,8 +50,9 @@ def render(result: DocumentResult, page_image: pdf.PageImage | None, level: str 
                 del page.Trans
         if source is not None:
             for index, page in enumerate(result.pages):
-                if _keeps_original(page) and _fit_for_pdfa(source, page.page_number, level):
-                    searchable.pages[index] = source.pages[page.page_number - 1]
+                original = _original_page(source, page, level)
+                if original is not None:
+                    searchable.pages[index] = original
         buffer = io.BytesIO()
         try:
             pikepdf.pdfa.save(searchable, buffer, level)
@@ -75,17 +76,37 @@ def _open_source(source_pdf: SourcePdf) -> pikepdf.Pdf | None:
         return None
 
 
-def _keeps_original(page: Page) -> bool:
+def _original_page(source: pikepdf.Pdf, page: Page, level: str) -> pikepdf.Page | None:
+    """The uploaded page to keep in place of ``page``'s image and text, or None to keep those."""
     # "mixed" pages carry OCR'd lines for pictures of text the original does not
     # have as text: the image with every line invisible keeps them searchable.
-    return page.text_source == "pdf" and all(line.original_text is None for line in page.lines)
+    if page.text_source != "pdf" or any(line.original_text is not None for line in page.lines):
+        return None
+    if not 1 <= page.page_number <= len(source.pages):
+        return None
+    original = source.pages[page.page_number - 1]
+    _drop_internal_links(original)
+    return original if _fit_for_pdfa(original, level) else None
 
 
-def _fit_for_pdfa(source: pikepdf.Pdf, page_number: int, level: str) -> bool:
-    """Whether the source page alone, prepared as ``save`` prepares the file, passes the validator."""
-    if not 1 <= page_number <= len(source.pages):
-        return False
+def _drop_internal_links(page: pikepdf.Page) -> None:
+    """Remove links into the uploaded document (this in-memory copy of it is never saved).
+
+    A link's destination is a page of the upload, which the export may not hold;
+    copying the link would copy that page along, content and all, unseen.
+    """
+    annotations = page.obj.get("/Annots")
+    if annotations is None:
+        return
+    page.obj.Annots = pikepdf.Array([
+        annotation for annotation in annotations
+        if "/Dest" not in annotation and annotation.get("/A", pikepdf.Dictionary()).get("/S") != "/GoTo"
+    ])
+
+
+def _fit_for_pdfa(original: pikepdf.Page, level: str) -> bool:
+    """Whether the page alone, prepared as ``save`` prepares the file, passes the validator."""
     with pikepdf.new() as alone:
-        alone.pages.append(source.pages[page_number - 1])
+        alone.pages.append(original)
         pikepdf.pdfa.prepare(alone, level)
         return pikepdf.pdfa.check(alone, level).passed

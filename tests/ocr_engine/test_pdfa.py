@@ -110,3 +110,33 @@ def test_born_digital_pages_keep_their_vector_text_where_pdfa_allows(models_dir,
                               pdfa="2b", source_pdf=two_born_digital_pages.read_bytes())
     assert_pdfa_2b(data)
     assert "Corrected heading" in pypdf.PdfReader(io.BytesIO(data)).pages[0].extract_text()
+
+
+def test_a_kept_page_keeps_its_web_links_and_brings_no_other_page_along(tmp_path):
+    path = tmp_path / "linked.pdf"
+    with pikepdf.new() as pdf:
+        with pikepdf.open(EMBEDDED_FONTS) as one:
+            pdf.pages.extend([one.pages[0], one.pages[0]])
+        first, second = pdf.pages
+
+        def link(**entries) -> pikepdf.Dictionary:
+            return pdf.make_indirect(pikepdf.Dictionary(
+                Type=pikepdf.Name.Annot, Subtype=pikepdf.Name.Link, Rect=[72, 72, 144, 90], F=4, **entries))
+
+        first.obj.Annots = pikepdf.Array([
+            link(Dest=pikepdf.Array([second.obj, pikepdf.Name.Fit])),
+            link(A=pikepdf.Dictionary(S=pikepdf.Name.URI, URI="https://www.gnu.org/software/bash/")),
+        ])
+        pdf.save(path)
+    page = first_page()
+    page.text_source = "pdf"  # only page 1 was asked for, read from its text layer, and left uncorrected
+    for line in page.lines:
+        line.original_text = None
+    result = document(page)
+    data = exports.render(result, "pdf", page_image=page_images(result), pdfa="2b", source_pdf=path)
+    assert_pdfa_2b(data)
+    with pikepdf.open(io.BytesIO(data)) as pdf:
+        (kept,) = pdf.pages
+        assert not kept.get_images()
+        assert [str(a.A.URI) for a in kept.obj.Annots] == ["https://www.gnu.org/software/bash/"]
+        assert sum(1 for obj in pdf.objects if isinstance(obj, pikepdf.Dictionary) and obj.get("/Type") == "/Page") == 1
