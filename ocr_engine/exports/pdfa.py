@@ -40,30 +40,47 @@ def render(result: DocumentResult, page_image: pdf.PageImage | None, level: str 
            source_pdf: SourcePdf | None = None) -> bytes:
     """The PDF/A-``level`` searchable PDF of ``result`` (a level of ``PDFA_LEVELS``);
     ``source_pdf`` is the uploaded PDF (None for images)."""
-    searchable = pikepdf.open(io.BytesIO(pdf.render(result, page_image)))
+    searchable = pdf.render(result, page_image)
     source = _open_source(source_pdf) if source_pdf is not None else None
     try:
-        for page in searchable.pages:
+        originals = {} if source is None else {
+            index: original for index, page in enumerate(result.pages)
+            if (original := _original_page(source, page)) is not None
+        }
+        try:
+            return _save(searchable, originals, level)
+        except pikepdf.pdfa.PdfaError as exc:
+            if not originals:  # our own pages failed: a bug of ours, never a property of the user's file
+                raise _failed(level, exc) from exc
+        # Checking each original page alone costs ~0.3 s a page (its fonts are
+        # parsed again), so it is done only once the whole file has failed.
+        fit = {index: original for index, original in originals.items() if _fit_for_pdfa(original, level)}
+        try:
+            return _save(searchable, fit, level)
+        except pikepdf.pdfa.PdfaError as exc:
+            raise _failed(level, exc) from exc
+    finally:
+        if source is not None:
+            source.close()
+
+
+def _save(searchable: bytes, originals: dict[int, pikepdf.Page], level: str) -> bytes:
+    """The searchable PDF with ``originals`` in place of those pages, as PDF/A; raises PdfaError."""
+    with pikepdf.open(io.BytesIO(searchable)) as out:
+        for page in out.pages:
             # reportlab gives every page an empty /Trans (slide-show transition): it
             # means nothing, and the validator does not approve keys it does not check.
             if "/Trans" in page and not page.Trans.keys():
                 del page.Trans
-        if source is not None:
-            for index, page in enumerate(result.pages):
-                original = _original_page(source, page, level)
-                if original is not None:
-                    searchable.pages[index] = original
+        for index, original in originals.items():
+            out.pages[index] = original
         buffer = io.BytesIO()
-        try:
-            pikepdf.pdfa.save(searchable, buffer, level)
-        except pikepdf.pdfa.PdfaError as exc:  # a bug of ours, never a property of the user's file
-            raise OcrError(f"The PDF/A-{level} file did not pass its check: {exc.report.summary(5)}",
-                           code="pdfa_failed") from exc
+        pikepdf.pdfa.save(out, buffer, level)
         return buffer.getvalue()
-    finally:
-        searchable.close()
-        if source is not None:
-            source.close()
+
+
+def _failed(level: str, exc: pikepdf.pdfa.PdfaError) -> OcrError:
+    return OcrError(f"The PDF/A-{level} file did not pass its check: {exc.report.summary(5)}", code="pdfa_failed")
 
 
 def _open_source(source_pdf: SourcePdf) -> pikepdf.Pdf | None:
@@ -76,7 +93,7 @@ def _open_source(source_pdf: SourcePdf) -> pikepdf.Pdf | None:
         return None
 
 
-def _original_page(source: pikepdf.Pdf, page: Page, level: str) -> pikepdf.Page | None:
+def _original_page(source: pikepdf.Pdf, page: Page) -> pikepdf.Page | None:
     """The uploaded page to keep in place of ``page``'s image and text, or None to keep those."""
     # "mixed" pages carry OCR'd lines for pictures of text the original does not
     # have as text: the image with every line invisible keeps them searchable.
@@ -86,7 +103,7 @@ def _original_page(source: pikepdf.Pdf, page: Page, level: str) -> pikepdf.Page 
         return None
     original = source.pages[page.page_number - 1]
     _drop_internal_links(original)
-    return original if _fit_for_pdfa(original, level) else None
+    return original
 
 
 def _drop_internal_links(page: pikepdf.Page) -> None:
