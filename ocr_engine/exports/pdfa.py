@@ -103,6 +103,7 @@ def _original_page(source: pikepdf.Pdf, page: Page) -> pikepdf.Page | None:
         return None
     original = source.pages[page.page_number - 1]
     _drop_internal_links(original)
+    _drop_cidsets(original.obj.get("/Resources", pikepdf.Dictionary()), seen=set())
     return original
 
 
@@ -119,6 +120,24 @@ def _drop_internal_links(page: pikepdf.Page) -> None:
         annotation for annotation in annotations
         if "/Dest" not in annotation and annotation.get("/A", pikepdf.Dictionary()).get("/S") != "/GoTo"
     ])
+
+
+def _drop_cidsets(resources: pikepdf.Dictionary, seen: set) -> None:
+    """Remove the /CIDSet of embedded CID fonts, here and in the page's form XObjects.
+
+    PDF/A-2 makes a CIDSet optional (PDF/A-1 required one); the validator cannot
+    check one against a TrueType-based subset, so it approves no file that has
+    one, and xdvipdfmx (dblatex, LaTeX) writes one for every such font.
+    """
+    for font in resources.get("/Font", pikepdf.Dictionary()).values():
+        for descendant in font.get("/DescendantFonts", pikepdf.Array()):
+            descriptor = descendant.get("/FontDescriptor")
+            if descriptor is not None and "/CIDSet" in descriptor:
+                del descriptor.CIDSet
+    for xobject in resources.get("/XObject", pikepdf.Dictionary()).values():
+        if xobject.get("/Subtype") == "/Form" and xobject.objgen not in seen:
+            seen.add(xobject.objgen)
+            _drop_cidsets(xobject.get("/Resources", pikepdf.Dictionary()), seen)
 
 
 def _fit_for_pdfa(original: pikepdf.Page, level: str) -> bool:

@@ -22,6 +22,7 @@ from tests.ocr_engine.pdfa_checks import assert_pdfa_2b
 BORN_DIGITAL = Path(__file__).parent / "data" / "born_digital"
 EMBEDDED_FONTS = BORN_DIGITAL / "bash-groff-ghostscript.pdf"  # Ghostscript embedded every font
 UNEMBEDDED_FONTS = BORN_DIGITAL / "fhs-docbook-fop.pdf"  # FOP left the 14 standard fonts out
+CIDSETS = BORN_DIGITAL / "debian-reference-dblatex-xdvipdfmx.pdf"  # xdvipdfmx: TrueType CID subsets with CIDSets
 
 
 def reading_order(page) -> list[str]:
@@ -68,11 +69,11 @@ def test_only_pdfa_2b_of_the_pdf_export_is_offered():
 
 
 @pytest.fixture(scope="module")
-def two_born_digital_pages(tmp_path_factory) -> Path:
-    """Page 1 with embedded fonts, page 2 without: both born digital, one PDF."""
+def born_digital_pages(tmp_path_factory) -> Path:
+    """Page 1 with embedded fonts, page 2 without, page 3 with CIDSets: all born digital, one PDF."""
     path = tmp_path_factory.mktemp("pdfa") / "born-digital.pdf"
     with pikepdf.new() as pdf:
-        for source in (EMBEDDED_FONTS, UNEMBEDDED_FONTS):
+        for source in (EMBEDDED_FONTS, UNEMBEDDED_FONTS, CIDSETS):
             with pikepdf.open(source) as one:
                 pdf.pages.append(one.pages[0])
         pdf.save(path)
@@ -80,19 +81,19 @@ def two_born_digital_pages(tmp_path_factory) -> Path:
 
 
 @pytest.mark.models
-def test_born_digital_pages_keep_their_vector_text_where_pdfa_allows(models_dir, two_born_digital_pages):
+def test_born_digital_pages_keep_their_vector_text_where_pdfa_allows(models_dir, born_digital_pages):
     engine = Engine(EngineConfig(pipeline="ocr", models_dir=models_dir))
-    with open_document(two_born_digital_pages, filename="born-digital.pdf") as doc:
+    with open_document(born_digital_pages, filename="born-digital.pdf") as doc:
         pages = [out.page for out in engine.process_document(doc)]
         result = assemble_document(pages=pages, engine=engine.info, source={"filename": "born-digital.pdf"})
-        assert [page.text_source for page in pages] == ["pdf", "pdf"]
+        assert [page.text_source for page in pages] == ["pdf", "pdf", "pdf"]
         data = exports.render(result, "pdf", page_image=lambda n: doc.render(n, scale=pages[n - 1].scale),
-                              pdfa="2b", source_pdf=two_born_digital_pages)
+                              pdfa="2b", source_pdf=born_digital_pages)
     assert_pdfa_2b(data)
-    source = pypdf.PdfReader(two_born_digital_pages)
+    source = pypdf.PdfReader(born_digital_pages)
     output = pypdf.PdfReader(io.BytesIO(data))
-    with pikepdf.open(io.BytesIO(data)) as pdf, pikepdf.open(two_born_digital_pages) as original:
-        kept, rasterised = pdf.pages
+    with pikepdf.open(io.BytesIO(data)) as pdf, pikepdf.open(born_digital_pages) as original:
+        kept, rasterised, kept_without_cidsets = pdf.pages
         # Page 1 is the uploaded page: its own fonts and text operators, no page image, no second text layer.
         assert font_names(kept) == font_names(original.pages[0]) and FONT_NAME not in font_names(kept)
         operators = [(str(op), list(operands)) for operands, op in pikepdf.parse_content_stream(kept)]
@@ -100,14 +101,18 @@ def test_born_digital_pages_keep_their_vector_text_where_pdfa_allows(models_dir,
         assert ("Tr", [3]) not in operators and not kept.get_images()
         # Page 2's fonts are not embedded, so PDF/A cannot keep it: the page image with the invisible text.
         assert font_names(rasterised) == {FONT_NAME} and len(rasterised.get_images()) == 1
+        # PDF/A-2 makes CIDSets optional and the validator cannot check them: they go, the page stays.
+        assert font_names(kept_without_cidsets) == font_names(original.pages[2])
+        assert not kept_without_cidsets.get_images()
     assert output.pages[0].extract_text() == source.pages[0].extract_text()
+    assert output.pages[2].extract_text() == source.pages[2].extract_text()
     assert extracted_lines(output.pages[1]) == reading_order(pages[1])
 
     # A reviewer's correction cannot be shown by the original page: that page is rasterised too.
     pages[0].lines[0].original_text, pages[0].lines[0].text = pages[0].lines[0].text, "Corrected heading"
-    with open_document(two_born_digital_pages) as doc:
+    with open_document(born_digital_pages) as doc:
         data = exports.render(result, "pdf", page_image=lambda n: doc.render(n, scale=pages[n - 1].scale),
-                              pdfa="2b", source_pdf=two_born_digital_pages.read_bytes())
+                              pdfa="2b", source_pdf=born_digital_pages.read_bytes())
     assert_pdfa_2b(data)
     assert "Corrected heading" in pypdf.PdfReader(io.BytesIO(data)).pages[0].extract_text()
 
