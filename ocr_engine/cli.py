@@ -46,7 +46,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="auto: turn and deskew scanned pages; none: take pages as they are")
     parser.add_argument("--pages", default=None, help="page range such as 1-3,7 (default: all)")
     parser.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="PDF render scale; 2 = 144 DPI")
-    parser.add_argument("--format", choices=CLI_FORMATS, default="json")
+    parser.add_argument("--format", choices=CLI_FORMATS, default="json",
+                        help="pdfa: the searchable PDF as PDF/A-2b, born-digital pages kept as they are")
     parser.add_argument("-o", "--output", type=Path, default=None, help="output file (default: stdout)")
     parser.add_argument("--password", default=None, help="password of an encrypted PDF")
     parser.add_argument("--backend", choices=BACKENDS, default="onnxruntime")
