@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pikepdf
 import pypdf
+import pypdfium2
 import pytest
 
 from ocr_engine import exports
@@ -18,6 +19,7 @@ from ocr_engine.exports.glyphless import FONT_NAME
 from ocr_engine.inputs import open_document
 from tests.ocr_engine.hand_results import document, first_page, page_images, second_page
 from tests.ocr_engine.pdfa_checks import assert_pdfa_2b
+from tests.ocr_engine.test_exports_pdf import pdf_rect
 
 BORN_DIGITAL = Path(__file__).parent / "data" / "born_digital"
 EMBEDDED_FONTS = BORN_DIGITAL / "bash-groff-ghostscript.pdf"  # Ghostscript embedded every font
@@ -49,6 +51,16 @@ def test_image_pages_make_a_pdfa_2b_file_whose_text_reads_in_reading_order():
         assert [font_names(page) for page in pdf.pages] == [{FONT_NAME}, {FONT_NAME}]
     reader = pypdf.PdfReader(io.BytesIO(data))
     assert [extracted_lines(page) for page in reader.pages] == [reading_order(page) for page in result.pages]
+    # Each line's invisible text lies over the line in the page image.
+    document_pdf = pypdfium2.PdfDocument(data)
+    try:
+        for index, page in enumerate(result.pages):
+            text_page = document_pdf[index].get_textpage()
+            for ln in page.lines:
+                found = text_page.get_text_bounded(*pdf_rect(page, ln.bbox)).strip().replace("\x02", "-")
+                assert found == ln.text, (ln.id, found)
+    finally:
+        document_pdf.close()
 
 
 def test_a_character_beyond_the_bmp_is_written_as_the_replacement_character():
