@@ -46,14 +46,7 @@ def render(result: DocumentResult, page_image: PageImage | None) -> bytes:
     """``page_image(page_number)`` returns the image the engine read for that page."""
     if page_image is None:
         raise _missing("A searchable PDF needs the page images, and none were given.")
-    font = glyphless.register()
-    buffer = io.BytesIO()
-    # The invisible-text font as the initial one: reportlab would otherwise list
-    # Helvetica, never embedded and never used, in every page's resources.
-    pdf = canvas.Canvas(buffer, pageCompression=1, initialFontName=font)
-    pdf.setCreator(f"ocr_engine {result.engine.version}")
-    if result.source.get("filename"):
-        pdf.setTitle(result.source["filename"])
+    pdf, buffer, font = _canvas(result)
     for page in result.pages:
         image = page_image(page.page_number)
         if image is None:
@@ -63,16 +56,39 @@ def render(result: DocumentResult, page_image: PageImage | None) -> bytes:
     return buffer.getvalue()
 
 
-def _page(pdf: canvas.Canvas, page: Page, image: Image.Image, font: str) -> None:
+def invisible_text(result: DocumentResult, page: Page, lines: Callable[[Line], bool]) -> bytes:
+    """A one-page PDF of ``page``'s size with the invisible text of the lines ``lines`` picks, and no image."""
+    pdf, buffer, font = _canvas(result)
+    _page(pdf, page, None, font, lines)
+    pdf.save()
+    return buffer.getvalue()
+
+
+def _canvas(result: DocumentResult) -> tuple[canvas.Canvas, io.BytesIO, str]:
+    font = glyphless.register()
+    buffer = io.BytesIO()
+    # The invisible-text font as the initial one: reportlab would otherwise list
+    # Helvetica, never embedded and never used, in every page's resources.
+    pdf = canvas.Canvas(buffer, pageCompression=1, initialFontName=font)
+    pdf.setCreator(f"ocr_engine {result.engine.version}")
+    if result.source.get("filename"):
+        pdf.setTitle(result.source["filename"])
+    return pdf, buffer, font
+
+
+def _page(pdf: canvas.Canvas, page: Page, image: Image.Image | None, font: str,
+          lines: Callable[[Line], bool] = lambda line: True) -> None:
     points_per_pixel = 72.0 / (page.dpi or 72.0 * page.scale)
     width, height = page.width * points_per_pixel, page.height * points_per_pixel
     pdf.setPageSize((width, height))
-    # An image of another size than the engine saw is stretched to the page, so
-    # the text layer, placed in the engine's pixel coordinates, still lines up.
-    pdf.drawImage(_jpeg(image), 0, 0, width, height)
+    if image is not None:
+        # An image of another size than the engine saw is stretched to the page, so
+        # the text layer, placed in the engine's pixel coordinates, still lines up.
+        pdf.drawImage(_jpeg(image), 0, 0, width, height)
     for block in page_blocks(page):
         for line in block.lines:
-            _line(pdf, line, points_per_pixel, height, font)
+            if lines(line):
+                _line(pdf, line, points_per_pixel, height, font)
     pdf.showPage()
 
 

@@ -5,8 +5,9 @@ DeviceGray) with the lines over it as invisible text in the embedded
 ``glyphless`` font. A born-digital page, one the engine read from the PDF's own
 text layer (``text_source == "pdf"``), is instead the uploaded PDF's page itself,
 copied object for object: its vector text and images stay as they were and no
-second text layer is added. That page is kept only when it is fit for PDF/A-2b
-on its own (its fonts embedded, no transparency, ...), as pikepdf's validator
+second text layer is added (on a "mixed" page, only the lines the engine OCR'd
+in pictures of text are laid over it, invisible). That page is kept only when
+it is fit for PDF/A-2b on its own (its fonts embedded, no transparency, ...), as pikepdf's validator
 judges it; otherwise, and on pages a reviewer corrected (the original page
 cannot show the corrected text), the page image with the invisible text is used,
 so the file can still honestly claim PDF/A. Ghostscript could embed a missing
@@ -45,7 +46,7 @@ def render(result: DocumentResult, page_image: pdf.PageImage | None, level: str 
     try:
         originals = {} if source is None else {
             index: original for index, page in enumerate(result.pages)
-            if (original := _original_page(source, page)) is not None
+            if (original := _original_page(source, page, result)) is not None
         }
         try:
             return _save(searchable, originals, level)
@@ -68,10 +69,7 @@ def _save(searchable: bytes, originals: dict[int, pikepdf.Page], level: str) -> 
     """The searchable PDF with ``originals`` in place of those pages, as PDF/A; raises PdfaError."""
     with pikepdf.open(io.BytesIO(searchable)) as out:
         for page in out.pages:
-            # reportlab gives every page an empty /Trans (slide-show transition): it
-            # means nothing, and the validator does not approve keys it does not check.
-            if "/Trans" in page and not page.Trans.keys():
-                del page.Trans
+            _drop_empty_transition(page)
         for index, original in originals.items():
             out.pages[index] = original
         buffer = io.BytesIO()
@@ -93,18 +91,41 @@ def _open_source(source_pdf: SourcePdf) -> pikepdf.Pdf | None:
         return None
 
 
-def _original_page(source: pikepdf.Pdf, page: Page) -> pikepdf.Page | None:
+def _original_page(source: pikepdf.Pdf, page: Page, result: DocumentResult) -> pikepdf.Page | None:
     """The uploaded page to keep in place of ``page``'s image and text, or None to keep those."""
-    # "mixed" pages carry OCR'd lines for pictures of text the original does not
-    # have as text: the image with every line invisible keeps them searchable.
-    if page.text_source != "pdf" or any(line.original_text is not None for line in page.lines):
+    if page.text_source not in ("pdf", "mixed") or any(line.original_text is not None for line in page.lines):
         return None
     if not 1 <= page.page_number <= len(source.pages):
         return None
     original = source.pages[page.page_number - 1]
+    if page.text_source == "mixed" and not _add_ocr_lines(original, page, result):
+        return None
+    _drop_empty_transition(original)
     _drop_internal_links(original)
     _drop_cidsets(original.obj.get("/Resources", pikepdf.Dictionary()), seen=set())
     return original
+
+
+def _add_ocr_lines(original: pikepdf.Page, page: Page, result: DocumentResult) -> bool:
+    """Lay the invisible text of the lines OCR'd on a "mixed" page (pictures of text) over the original page.
+
+    The lines are in the pixels of the page as pdfium rendered it: its crop box,
+    upright. A page turned by /Rotate, or by the engine, is in another frame than
+    its content stream: False, and it is rasterised instead.
+    """
+    if int(original.obj.get("/Rotate", 0)) % 360 or page.rotation or page.skew:
+        return False
+    text = pdf.invisible_text(result, page, lambda line: line.source == "ocr")
+    with pikepdf.open(io.BytesIO(text)) as overlay:
+        original.add_overlay(overlay.pages[0], pikepdf.Rectangle(original.cropbox))
+    return True
+
+
+def _drop_empty_transition(page: pikepdf.Page) -> None:
+    # reportlab gives every page an empty /Trans (slide-show transition), ours and
+    # many an upload's: it means nothing, and the validator does not approve keys it does not check.
+    if "/Trans" in page.obj and not page.obj.Trans.keys():
+        del page.obj.Trans
 
 
 def _drop_internal_links(page: pikepdf.Page) -> None:

@@ -9,14 +9,18 @@ import pikepdf
 import pypdf
 import pypdfium2
 import pytest
+from reportlab.lib.utils import ImageReader
+from reportlab.pdfgen import canvas as reportlab_canvas
 
 from ocr_engine import exports
 from ocr_engine.config import EngineConfig
 from ocr_engine.engine import Engine, assemble_document
 from ocr_engine.errors import UnsupportedOption
 from ocr_engine.exports.blocks import page_blocks
+from ocr_engine.exports import glyphless
 from ocr_engine.exports.glyphless import FONT_NAME
 from ocr_engine.inputs import open_document
+from tests.ocr_engine import textlayer_samples as tls
 from tests.ocr_engine.hand_results import document, first_page, page_images, second_page
 from tests.ocr_engine.pdfa_checks import assert_pdfa_2b
 from tests.ocr_engine.test_exports_pdf import pdf_rect
@@ -157,3 +161,47 @@ def test_a_kept_page_keeps_its_web_links_and_brings_no_other_page_along(tmp_path
         assert not kept.get_images()
         assert [str(a.A.URI) for a in kept.obj.Annots] == ["https://www.gnu.org/software/bash/"]
         assert sum(1 for obj in pdf.objects if isinstance(obj, pikepdf.Dictionary) and obj.get("/Type") == "/Page") == 1
+
+
+def mixed_page_pdf(path: Path) -> Path:
+    """A born-digital page (embedded fonts) shrunk into the top of a page, a picture of text below it."""
+    # Not reportlab's default initial font: Helvetica, listed though unused, is not embedded.
+    canvas = reportlab_canvas.Canvas(str(path), pagesize=(595, 842), initialFontName=glyphless.register())
+    picture = io.BytesIO()
+    image = tls.text_image((tls.IMAGE_TEXT,))
+    image.save(picture, "PNG")
+    canvas.drawImage(ImageReader(io.BytesIO(picture.getvalue())), 100, 40, 400, 400 * image.height / image.width)
+    canvas.showPage()
+    canvas.save()
+    with pikepdf.open(path, allow_overwriting_input=True) as pdf, pikepdf.open(EMBEDDED_FONTS) as text:
+        pdf.pages[0].add_overlay(text.pages[0], pikepdf.Rectangle(60, 160, 535, 842))
+        pdf.save()
+    return path
+
+
+@pytest.mark.models
+def test_a_mixed_page_keeps_its_vector_text_and_gains_the_text_of_its_picture(models_dir, tmp_path):
+    path = mixed_page_pdf(tmp_path / "mixed.pdf")
+    engine = Engine(EngineConfig(pipeline="ocr", models_dir=models_dir))
+    with open_document(path) as doc:
+        (page,) = [out.page for out in engine.process_document(doc)]
+        result = assemble_document(pages=[page], engine=engine.info, source={"filename": "mixed.pdf"})
+        data = exports.render(result, "pdf", page_image=lambda n: doc.render(n, scale=page.scale),
+                              pdfa="2b", source_pdf=path)
+    assert page.text_source == "mixed"
+    (ocr_line,) = [line for line in page.lines if line.source == "ocr"]
+    assert ocr_line.text == tls.IMAGE_TEXT
+    assert_pdfa_2b(data)
+    with pikepdf.open(io.BytesIO(data)) as pdf:
+        (kept,) = pdf.pages
+        # The original content, then one form XObject with the picture's line as invisible text.
+        assert len(kept.get_images()) == 1 and kept.get_images()[next(iter(kept.get_images()))].Width == 900
+    text = pypdf.PdfReader(io.BytesIO(data)).pages[0].extract_text()
+    own = pypdf.PdfReader(path).pages[0].extract_text()
+    assert text.startswith(own.strip()) and text.count("DEFINITIONS") == 1  # no second layer of the page's text
+    assert text[len(own.strip()):].strip() == tls.IMAGE_TEXT
+    overlaid = pypdfium2.PdfDocument(data)
+    try:  # the picture's invisible text lies over the picture's line
+        assert overlaid[0].get_textpage().get_text_bounded(*pdf_rect(page, ocr_line.bbox)).strip() == tls.IMAGE_TEXT
+    finally:
+        overlaid.close()
