@@ -8,8 +8,8 @@ copied object for object: its vector text and images stay as they were and no
 second text layer is added (on a "mixed" page, only the lines the engine OCR'd
 in pictures of text are laid over it, invisible). That page is kept only when
 it is fit for PDF/A-2b on its own (its fonts embedded, no transparency, ...), as pikepdf's validator
-judges it; otherwise, and on pages a reviewer corrected (the original page
-cannot show the corrected text), the page image with the invisible text is used,
+judges it; otherwise, on pages a reviewer corrected (the original page cannot
+show the corrected text) and on turned mixed pages, the page image with the invisible text is used,
 so the file can still honestly claim PDF/A. Ghostscript could embed a missing
 font instead, but it would make the engine depend on a system program.
 
