@@ -48,8 +48,9 @@ def retention_purge() -> int:
     return len(retention_purge_service().job_ids)
 
 
-def build_export(job_id: str, fmt: str, name: str) -> None:
-    build_export_service(job_id=job_id, fmt=fmt, name=name)
+def build_export(job_id: str, fmt: str, name: str, pdfa: str | None = None) -> None:
+    # pdfa defaults to None: builds queued by a release without PDF/A still run.
+    build_export_service(job_id=job_id, fmt=fmt, name=name, pdfa=pdfa)
 
 
 def build_batch_export(batch_id: str, formats: list[str], name: str) -> None:

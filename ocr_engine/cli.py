@@ -20,7 +20,8 @@ from .errors import EngineUnavailable, InputError, OcrError
 
 # The CLI says "text", the exports module and the API say "txt".
 FORMAT_ALIASES = {"text": "txt", "markdown": "md", "xml": "alto"}
-CLI_FORMATS = ("json", "text", "md", "hocr", "alto", "pdf")
+CLI_FORMATS = ("json", "text", "md", "hocr", "alto", "pdf", "pdfa")
+PDFA_LEVEL = "2b"  # --format pdfa: the searchable PDF as PDF/A-2b
 
 
 def default_models_dir() -> Path | None:
@@ -45,7 +46,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="auto: turn and deskew scanned pages; none: take pages as they are")
     parser.add_argument("--pages", default=None, help="page range such as 1-3,7 (default: all)")
     parser.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="PDF render scale; 2 = 144 DPI")
-    parser.add_argument("--format", choices=CLI_FORMATS, default="json")
+    parser.add_argument("--format", choices=CLI_FORMATS, default="json",
+                        help="pdfa: the searchable PDF as PDF/A-2b, born-digital pages kept as they are")
     parser.add_argument("-o", "--output", type=Path, default=None, help="output file (default: stdout)")
     parser.add_argument("--password", default=None, help="password of an encrypted PDF")
     parser.add_argument("--backend", choices=BACKENDS, default="onnxruntime")
@@ -80,6 +82,8 @@ def _run(args: argparse.Namespace) -> int:
     from .orientation import straighten
 
     fmt = FORMAT_ALIASES.get(args.format, args.format)
+    pdfa = PDFA_LEVEL if fmt == "pdfa" else None
+    fmt = "pdf" if pdfa else fmt
     config_kwargs = dict(pipeline=args.pipeline, lang=args.lang, backend=args.backend, device=args.device,
                          scale=args.scale, text_layer=args.text_layer, orientation=args.orientation,
                          models_dir=args.models_dir or default_models_dir())
@@ -106,7 +110,8 @@ def _run(args: argparse.Namespace) -> int:
         # searchable PDF must show that same frame, or the text layer would not line up.
         by_number = {page.page_number: page for page in pages}
         data = exports.render(result, fmt, page_image=lambda n: straighten(
-            document.render(n, scale=config.scale), by_number[n].rotation, by_number[n].skew))
+            document.render(n, scale=config.scale), by_number[n].rotation, by_number[n].skew),
+            pdfa=pdfa, source_pdf=args.file if pdfa and document.kind == "pdf" else None)
     if args.output:
         args.output.write_bytes(data)
         print(f"wrote {args.output} ({len(numbers)} pages)", file=sys.stderr)

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from jobs import selectors, services
 from jobs.services.audit import Actor
-from jobs.services.exports import export_file, export_is_inline, export_served
+from jobs.services.exports import export_file, export_is_inline, export_kind, export_served
 from jobs.selectors import results
 from jobs.engines.config import available_languages, models_dir
 from jobs.api.serializers import (
@@ -150,16 +150,23 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         response["Content-Disposition"] = content_disposition_header(True, f"{job.id}.json")
         return response
 
-    @extend_schema(responses={200: OpenApiTypes.BINARY, 202: OpenApiResponse(ERROR, description=(
-        "A job over OCR_EXPORT_INLINE_MAX_PAGES pages: a worker is building the export; ask again after "
-        "`Retry-After` seconds.")), 404: ERROR})
+    # [*...], not list(...): in this class body "list" is the viewset's list action.
+    @extend_schema(parameters=[OpenApiParameter("pdfa", str, enum=[*exports.PDFA_LEVELS], description=(
+        "export.pdf only: `2b` makes the searchable PDF a PDF/A-2b file (embedded fonts, sRGB output intent, "
+        "XMP metadata), keeping born-digital pages as they were uploaded; another value is a 400 "
+        "`unsupported_option`."))],
+        responses={200: OpenApiTypes.BINARY, 202: OpenApiResponse(ERROR, description=(
+            "A job over OCR_EXPORT_INLINE_MAX_PAGES pages: a worker is building the export; ask again after "
+            "`Retry-After` seconds.")), 400: ERROR, 404: ERROR})
     @action(detail=True, methods=["get"], url_path=r"export\.(?P<fmt>[a-z]+)", url_name="export")
     def export(self, request, pk=None, fmt=None):
         job = self.get_object()
-        if fmt in exports.FORMATS and not export_is_inline(job):
-            return self._worker_export(request, job, fmt)
-        content, media_type, filename = results.job_export(job, fmt)
-        export_served(job=job, fmt=fmt, by=Actor.of_request(request))
+        pdfa = request.query_params.get("pdfa")
+        exports.check_options(fmt, pdfa)  # a 400 before any work, inline or queued
+        if not export_is_inline(job):
+            return self._worker_export(request, job, fmt, pdfa=pdfa)
+        content, media_type, filename = results.job_export(job, fmt, pdfa=pdfa)
+        export_served(job=job, fmt=export_kind(fmt, pdfa), by=Actor.of_request(request))
         response = HttpResponse(content, content_type=media_type)
         # RFC 6266 encoding: a user's file name with quotes, semicolons or non-ASCII
         # characters cannot add parameters to the header.
@@ -167,14 +174,14 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         return response
 
     @staticmethod
-    def _worker_export(request, job: Job, fmt: str, filename: str | None = None):
+    def _worker_export(request, job: Job, fmt: str, filename: str | None = None, pdfa: str | None = None):
         """A long job's export, built by a worker and streamed from storage; 202 while it is being built."""
-        name = export_file(job, fmt)
+        name = export_file(job, fmt, pdfa=pdfa)
         if name is None:
             return Response({"code": "export_pending", "detail": f"A worker is building the {fmt} export of this "
                              f"job's {job.pages_done} pages; ask again in a few seconds."},
                             status=status.HTTP_202_ACCEPTED, headers={"Retry-After": "5"})
-        export_served(job=job, fmt=fmt, by=Actor.of_request(request))
+        export_served(job=job, fmt=export_kind(fmt, pdfa), by=Actor.of_request(request))
         handle = default_storage.open(name, "rb")
         media_type, download_name = results.export_download(job, fmt, handle.read(2))
         handle.seek(0)

@@ -84,8 +84,13 @@ def job_result_inline(job: Job, max_bytes: int) -> tuple[dict[str, Any] | None, 
     return (data if size <= max_bytes else None), size
 
 
-def job_export(job: Job, fmt: str) -> tuple[bytes, str, str]:
-    """(content, media type, file name) of an export; raises UnsupportedOption for an unknown format."""
+def job_export(job: Job, fmt: str, *, pdfa: str | None = None) -> tuple[bytes, str, str]:
+    """(content, media type, file name) of an export; raises UnsupportedOption for an unknown format.
+
+    ``pdfa`` ("2b", "pdf" only) makes the searchable PDF a PDF/A file that keeps
+    the uploaded PDF's born-digital pages as they are.
+    """
+    exports.check_options(fmt, pdfa)
     succeeded = job.pages.filter(status=PageResult.Status.SUCCEEDED).only("page_number", "image")
     images = {p.page_number: p.image for p in succeeded}  # not the pages' results: read once, below
 
@@ -98,7 +103,12 @@ def job_export(job: Job, fmt: str) -> tuple[bytes, str, str]:
             image.load()
         return image
 
-    content = exports.render(job_document_result(job), fmt, page_image=page_image)
+    result = job_document_result(job)
+    if pdfa is None or job.document.media_type != "application/pdf" or not job.document.file:
+        content = exports.render(result, fmt, page_image=page_image, pdfa=pdfa)
+    else:
+        with job.document.file.open("rb") as source_pdf:
+            content = exports.render(result, fmt, page_image=page_image, pdfa=pdfa, source_pdf=source_pdf)
     return (content, *export_download(job, fmt, content[:2]))
 
 

@@ -43,22 +43,27 @@ def export_is_inline(job: Job) -> bool:
     return job.pages.count() <= settings.OCR_EXPORT_INLINE_MAX_PAGES
 
 
-def export_name(job: Job, fmt: str) -> str:
-    """Where the ``fmt`` export of the job's current result is (or will be) stored."""
+def export_name(job: Job, fmt: str, *, pdfa: str | None = None) -> str:
+    """Where the ``fmt`` export (PDF/A-``pdfa`` if given) of the job's current result is (or will be) stored."""
     pages = PageResult.objects.filter(job=job)
     version = hashlib.sha256(repr((
         list(pages.order_by("pk").values_list("pk", "updated_at")),
         list(LineCorrection.objects.filter(page__job=job).order_by("pk").values_list("pk", "corrected_at")),
         list(PageEdit.objects.filter(page__job=job).order_by("pk").values_list("pk", "undone_at")),
     )).encode()).hexdigest()[:20]
-    return f"{EXPORTS_FOLDER}/{job.pk}/{version}.{fmt}"
+    return f"{EXPORTS_FOLDER}/{job.pk}/{version}.{export_kind(fmt, pdfa)}"
 
 
-def export_file(job: Job, fmt: str) -> str | None:
-    """The storage name of the job's ``fmt`` export, built by a worker if need be; None if it is not
-    built by the end of the wait (the worker goes on: ask again)."""
-    name = export_name(job, fmt)
-    return file_built_by_worker(name, BUILD_TASK, str(job.pk), fmt, name, group=f"export-{job.pk}")
+def export_kind(fmt: str, pdfa: str | None = None) -> str:
+    """The export's name among the job's files and in the audit log: "pdf-pdfa2b" is another file than "pdf"."""
+    return f"{fmt}-pdfa{pdfa}" if pdfa else fmt
+
+
+def export_file(job: Job, fmt: str, *, pdfa: str | None = None) -> str | None:
+    """The storage name of the job's ``fmt`` export (PDF/A-``pdfa`` if given), built by a worker if need be;
+    None if it is not built by the end of the wait (the worker goes on: ask again)."""
+    name = export_name(job, fmt, pdfa=pdfa)
+    return file_built_by_worker(name, BUILD_TASK, str(job.pk), fmt, name, pdfa, group=f"export-{job.pk}")
 
 
 def file_built_by_worker(name: str, task: str, *args, group: str) -> str | None:
@@ -102,21 +107,21 @@ def _build_claim(name: str) -> str:
     return f"export-build:{name}"
 
 
-def build_export(*, job_id: str, fmt: str, name: str) -> None:
-    """Worker: render the ``fmt`` export and store it under ``name``, whole or not at all."""
+def build_export(*, job_id: str, fmt: str, name: str, pdfa: str | None = None) -> None:
+    """Worker: render the ``fmt`` export (PDF/A-``pdfa`` if given) and store it under ``name``, whole or not at all."""
     try:
-        _build(job_id, fmt, name)
+        _build(job_id, fmt, name, pdfa)
     finally:
         build_done(name)
 
 
-def _build(job_id: str, fmt: str, name: str) -> None:
+def _build(job_id: str, fmt: str, name: str, pdfa: str | None) -> None:
     if default_storage.exists(name):
         return  # an earlier request's task already built it
     job = Job.objects.filter(pk=job_id).first()
     if job is None:
         return
-    content, _, _ = results.job_export(job, fmt)
+    content, _, _ = results.job_export(job, fmt, pdfa=pdfa)
     store_whole(name, content)
     _count(job_id, name, len(content))
 

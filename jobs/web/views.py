@@ -143,9 +143,16 @@ def job_detail(request, job_id):
         "job": job,
         "expires_at": job_expires_at(job),
         "config": config,
-        "exports": [(EXPORT_LABELS.get(fmt, fmt.upper()), reverse("api:job-export", kwargs={"pk": job.pk, "fmt": fmt}))
-                    for fmt in exports.FORMATS],
+        "exports": _export_links(job),
     })
+
+
+def _export_links(job: Job) -> list[tuple[str, str]]:
+    """(label, URL) of each export the job page offers: every format, then the PDF as PDF/A-2b."""
+    links = [(EXPORT_LABELS.get(fmt, fmt.upper()), reverse("api:job-export", kwargs={"pk": job.pk, "fmt": fmt}))
+             for fmt in exports.FORMATS]
+    pdf = reverse("api:job-export", kwargs={"pk": job.pk, "fmt": "pdf"})
+    return [*links, *((f"PDF/A-{level}", f"{pdf}?pdfa={level}") for level in exports.PDFA_LEVELS)]
 
 
 NEW_WEBHOOK_SECRET = "new_webhook_secret"  # session key: the secret is shown on the next page view only

@@ -1,4 +1,4 @@
-"""Exports of the normalized result: plain text, Markdown, JSON, hOCR, ALTO and searchable PDF.
+"""Exports of the normalized result: plain text, Markdown, JSON, hOCR, ALTO and searchable PDF (or PDF/A).
 
 Every format is built from the normalized ``DocumentResult`` alone (the PDF also
 needs the page images), reading text from lines so reviewers' corrections reach
@@ -26,6 +26,8 @@ FORMATS = {
     "page": ("application/xml", "page.xml"),  # PAGE XML 2019; a ZIP of one file per page for longer results
 }
 
+PDFA_LEVELS = ("2b",)  # the PDF/A part and conformance level offered for the "pdf" export
+
 _RENDERERS: dict[str, Callable[[DocumentResult], bytes]] = {
     "json": jsonfmt.render,
     "txt": text.render,
@@ -37,20 +39,36 @@ _RENDERERS: dict[str, Callable[[DocumentResult], bytes]] = {
 
 
 def render(
-    result: DocumentResult, fmt: str, page_image: Callable[[int], Image.Image | None] | None = None
+    result: DocumentResult, fmt: str, page_image: Callable[[int], Image.Image | None] | None = None, *,
+    pdfa: str | None = None, source_pdf=None,
 ) -> bytes:
     """The result in format ``fmt`` (a key of ``FORMATS``).
 
     ``page_image(page_number)`` is needed for "pdf" only: it returns the page
     image the engine read, or None when it is gone (then the PDF fails with code
-    ``page_image_missing``).
+    ``page_image_missing``). ``pdfa`` ("2b", "pdf" only) makes it a PDF/A file;
+    ``source_pdf``, the uploaded PDF, lets it keep the born-digital pages as
+    they were (see ``pdfa``).
     """
-    if fmt not in FORMATS:
-        raise UnsupportedOption(f"Unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}.")
+    check_options(fmt, pdfa)
     if fmt == "pdf":
         # Imported here so the engine, which imports this package for page_text,
-        # does not load reportlab.
+        # does not load reportlab or pikepdf.
+        if pdfa is not None:
+            from . import pdfa as pdfa_export
+
+            return pdfa_export.render(result, page_image, pdfa, source_pdf)
         from . import pdf
 
         return pdf.render(result, page_image)
     return _RENDERERS[fmt](result)
+
+
+def check_options(fmt: str, pdfa: str | None = None) -> None:
+    """Raise UnsupportedOption (code ``unsupported_option``) unless ``render`` makes ``fmt`` with ``pdfa``."""
+    if fmt not in FORMATS:
+        raise UnsupportedOption(f"Unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}.")
+    if pdfa is not None and fmt != "pdf":
+        raise UnsupportedOption(f"PDF/A is a form of the pdf export, not of {fmt!r}.")
+    if pdfa is not None and pdfa not in PDFA_LEVELS:
+        raise UnsupportedOption(f"PDF/A {pdfa!r} is not offered; choose one of {', '.join(PDFA_LEVELS)}.")

@@ -28,6 +28,9 @@ ADVANCE = 500
 ASCENT = 800
 DESCENT = -200
 EM = 1000
+# created and modified, in seconds since 1904 (2024-01-01): font readers such as
+# fontTools, which the PDF/A check uses, warn about a date of 0.
+FONT_DATE = 3786912000
 
 
 @functools.cache
@@ -41,7 +44,7 @@ def register() -> str:
 def font_bytes() -> bytes:
     # cmap format 13 maps whole ranges to one glyph: glyph 1 for every printable
     # BMP character (surrogates and U+FFFE/FFFF excluded; characters beyond the
-    # BMP, rare in OCR output, extract as nothing).
+    # BMP, rare in OCR output, are written as U+FFFD: see pdf.py).
     groups = [(0x20, 0xD7FF, 1), (0xE000, 0xFFFD, 1)]
     cmap = struct.pack(">HHHHI", 0, 1, 3, 10, 12) + struct.pack(
         ">HHIII", 13, 0, 16 + 12 * len(groups), 0, len(groups)
@@ -51,7 +54,8 @@ def font_bytes() -> bytes:
         # version, revision, checksum (filled by TTFontMaker), magic, flags, units/em,
         # created, modified, bbox, macStyle, lowest ppem, direction, short loca, glyf format
         "head": struct.pack(
-            ">HHHHIIHHqq4h2H3h", 1, 0, 1, 0, 0, 0x5F0F3CF5, 0, EM, 0, 0, 0, DESCENT, ADVANCE, ASCENT, 0, 8, 2, 0, 0
+            ">HHHHIIHHqq4h2H3h", 1, 0, 1, 0, 0, 0x5F0F3CF5, 0, EM, FONT_DATE, FONT_DATE,
+            0, DESCENT, ADVANCE, ASCENT, 0, 8, 2, 0, 0
         ),
         "hhea": struct.pack(
             ">HH3hH3h3h4hhH", 1, 0, ASCENT, DESCENT, 0, ADVANCE, 0, 0, ADVANCE, 1, 0, 0, 0, 0, 0, 0, 0, 2

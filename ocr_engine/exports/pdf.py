@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from collections.abc import Callable
 
 from PIL import Image
@@ -34,17 +35,18 @@ rl_config.useA85 = 0
 
 PageImage = Callable[[int], Image.Image | None]
 
+# The glyphless font covers the Basic Multilingual Plane only, and reportlab's
+# ToUnicode map cannot write characters beyond it: such a character (an emoji,
+# a rare CJK ideograph) would select .notdef, which PDF/A forbids, and extract as
+# nothing. U+FFFD, the replacement character, at least says one is there.
+_BEYOND_BMP = re.compile("[\U00010000-\U0010FFFF]")
+
 
 def render(result: DocumentResult, page_image: PageImage | None) -> bytes:
     """``page_image(page_number)`` returns the image the engine read for that page."""
     if page_image is None:
         raise _missing("A searchable PDF needs the page images, and none were given.")
-    font = glyphless.register()
-    buffer = io.BytesIO()
-    pdf = canvas.Canvas(buffer, pageCompression=1)
-    pdf.setCreator(f"ocr_engine {result.engine.version}")
-    if result.source.get("filename"):
-        pdf.setTitle(result.source["filename"])
+    pdf, buffer, font = _canvas(result)
     for page in result.pages:
         image = page_image(page.page_number)
         if image is None:
@@ -54,21 +56,44 @@ def render(result: DocumentResult, page_image: PageImage | None) -> bytes:
     return buffer.getvalue()
 
 
-def _page(pdf: canvas.Canvas, page: Page, image: Image.Image, font: str) -> None:
+def invisible_text(result: DocumentResult, page: Page, lines: Callable[[Line], bool]) -> bytes:
+    """A one-page PDF of ``page``'s size with the invisible text of the lines ``lines`` picks, and no image."""
+    pdf, buffer, font = _canvas(result)
+    _page(pdf, page, None, font, lines)
+    pdf.save()
+    return buffer.getvalue()
+
+
+def _canvas(result: DocumentResult) -> tuple[canvas.Canvas, io.BytesIO, str]:
+    font = glyphless.register()
+    buffer = io.BytesIO()
+    # The invisible-text font as the initial one: reportlab would otherwise list
+    # Helvetica, never embedded and never used, in every page's resources.
+    pdf = canvas.Canvas(buffer, pageCompression=1, initialFontName=font)
+    pdf.setCreator(f"ocr_engine {result.engine.version}")
+    if result.source.get("filename"):
+        pdf.setTitle(result.source["filename"])
+    return pdf, buffer, font
+
+
+def _page(pdf: canvas.Canvas, page: Page, image: Image.Image | None, font: str,
+          lines: Callable[[Line], bool] = lambda line: True) -> None:
     points_per_pixel = 72.0 / (page.dpi or 72.0 * page.scale)
     width, height = page.width * points_per_pixel, page.height * points_per_pixel
     pdf.setPageSize((width, height))
-    # An image of another size than the engine saw is stretched to the page, so
-    # the text layer, placed in the engine's pixel coordinates, still lines up.
-    pdf.drawImage(_jpeg(image), 0, 0, width, height)
+    if image is not None:
+        # An image of another size than the engine saw is stretched to the page, so
+        # the text layer, placed in the engine's pixel coordinates, still lines up.
+        pdf.drawImage(_jpeg(image), 0, 0, width, height)
     for block in page_blocks(page):
         for line in block.lines:
-            _line(pdf, line, points_per_pixel, height, font)
+            if lines(line):
+                _line(pdf, line, points_per_pixel, height, font)
     pdf.showPage()
 
 
 def _line(pdf: canvas.Canvas, line: Line, scale: float, page_height: float, font: str) -> None:
-    text = line.text.strip()
+    text = _BEYOND_BMP.sub("\ufffd", line.text.strip())
     if not text:
         return
     x0, y0, x1, y1 = line.bbox

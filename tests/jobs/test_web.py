@@ -159,6 +159,7 @@ def test_job_page_carries_what_the_script_needs(browser, user):
     assert config["links"]["self"] == api and config["links"]["page"] == api + "/pages/{page_number}"
     for fmt in ("txt", "md", "json", "hocr", "alto", "pdf"):
         assert f'href="/api/v1/jobs/{job.pk}/export.{fmt}"' in html
+    assert f'href="/api/v1/jobs/{job.pk}/export.pdf?pdfa=2b"' in html and ">PDF/A-2b</a>" in html
 
 
 def test_job_page_of_another_user_is_404(browser, other_user):

@@ -6,9 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pypdf
 import pytest
 
 from tests.ocr_engine import samples
+from tests.ocr_engine.pdfa_checks import assert_pdfa_2b
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -50,3 +52,13 @@ def test_pdf_to_text_and_markdown_with_progress_bar(tmp_path, models_dir):
     markdown = out.read_text()
     assert f"## {samples.REPORT_TITLE}" in markdown and "<!-- page 2 -->" in markdown
     assert "| North | 1,250 | 15% |" in markdown
+
+
+@pytest.mark.models
+def test_pdfa_format_writes_a_pdfa_file_that_keeps_a_born_digital_page(tmp_path, models_dir):
+    source = Path(__file__).parent / "data" / "born_digital" / "bash-groff-ghostscript.pdf"
+    out = tmp_path / "bash.pdf"
+    proc = run_cli(str(source), "--pipeline", "ocr", "--format", "pdfa", "-o", str(out), models_dir=models_dir)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert_pdfa_2b(out.read_bytes())
+    assert pypdf.PdfReader(out).pages[0].extract_text() == pypdf.PdfReader(source).pages[0].extract_text()
