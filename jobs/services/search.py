@@ -15,6 +15,7 @@ from jobs.models import PageResult, SearchLine
 from jobs.selectors.results import page_with_corrections
 from jobs.selectors.search import search_config
 
+
 def page_index(page: PageResult) -> None:
     """Replace the page's index rows with its lines as the review shows them now (corrections and edits
     applied); a page without a result has none. Call it inside the transaction that changed the page."""
