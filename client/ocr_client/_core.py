@@ -54,9 +54,11 @@ class Call:
 @dataclass(frozen=True)
 class RetryPolicy:
     """429/502/503/504 are retried after ``Retry-After`` (or a growing pause), ``max_retries`` times, as long as
-    the server asks for at most ``max_retry_wait`` seconds; a lost connection likewise, for idempotent calls."""
+    the server asks for at most ``max_retry_wait`` seconds; a lost connection ``max_connection_retries`` times,
+    for idempotent calls (a server that is down is reported within seconds)."""
 
     max_retries: int = 5
+    max_connection_retries: int = 3
     max_retry_wait: float = 120.0
     backoff: float = 0.5
 
@@ -71,7 +73,7 @@ class RetryPolicy:
     def after_error(self, call: Call, error: httpx.TransportError, attempt: int) -> float | None:
         # Nothing reached the server when the connection could not be made: any call may go again.
         unsent = isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout))
-        if attempt >= self.max_retries or not (unsent or call.safe_to_resend):
+        if attempt >= self.max_connection_retries or not (unsent or call.safe_to_resend):
             return None
         return self._pause(attempt)
 

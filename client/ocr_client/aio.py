@@ -23,7 +23,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from ocr_client import _core
 from ocr_client._core import Call, RetryPolicy
 from ocr_client._job import JobBase
-from ocr_client.client import _closed, write_whole
+from ocr_client.client import _closed, page_of, write_whole
 from ocr_client.errors import WaitTimeout
 from ocr_client.models import EditAnswer, Page, Progress, Result, SearchHit
 from ocr_client.version import USER_AGENT
@@ -183,7 +183,7 @@ class AsyncJob(JobBase):
         return await asyncio.to_thread(write_whole, Path(path), response.content)
 
     async def page(self, page_number: int) -> Page:
-        return Page.from_dict((await self._client.call(self._page(page_number)))["normalized"])
+        return page_of(self.id, await self._client.call(self._page(page_number)))
 
     async def page_image(self, page_number: int) -> bytes:
         return await self._client.call(self._page_image(page_number))

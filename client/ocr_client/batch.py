@@ -91,7 +91,8 @@ class Outcome:
     status: str  # succeeded, failed, canceled, refused, queued/running (not awaited), skipped
     job_id: str | None = None
     message: str = ""
-    reused: bool = False
+    reused: bool = False  # the server answered the upload with its earlier job for this file (dedup)
+    resumed: bool = False  # the job an earlier run made, found in the state file
     exports: list[Path] = field(default_factory=list)
 
 
@@ -147,11 +148,12 @@ class Batch:
         if self._finished(entry, source):
             return Outcome(source, "skipped", entry["job"], "done in an earlier run")
         job = self._job(entry)
+        resumed = job is not None
         if job is None:  # a repeated upload is answered with the earlier job: see the module's docstring
             job = self.client.submit(source.path, **self.options)
             self.state.put(key, file=str(source.path), job=job.id, status=job.status)
         if not self.wait:
-            return Outcome(source, job.status, job.id, reused=job.reused)
+            return Outcome(source, job.status, job.id, reused=job.reused, resumed=resumed)
 
         def show(progress) -> None:
             bar.total = max(progress.pages_total, 1)
@@ -162,10 +164,11 @@ class Batch:
         self.state.put(key, status=job.status)
         if job.status != "succeeded":
             error = job.error or {}
-            return Outcome(source, job.status, job.id, f"{error.get('code', '')}: {error.get('detail', '')}".strip(": "))
+            return Outcome(source, job.status, job.id, f"{error.get('code', '')}: {error.get('detail', '')}".strip(": "),
+                           reused=job.reused, resumed=resumed)
         written = [self._export(job, source, fmt) for fmt in self.formats]
         self.state.put(key, exports=sorted(set(entry.get("exports", [])) | set(self.formats)))
-        return Outcome(source, "succeeded", job.id, reused=job.reused, exports=written)
+        return Outcome(source, "succeeded", job.id, reused=job.reused, resumed=resumed, exports=written)
 
     def _finished(self, entry: dict, source: Source) -> bool:
         if not entry.get("job") or (self.wait and entry.get("status") != "succeeded"):
@@ -191,7 +194,8 @@ class Batch:
 def describe(outcome: Outcome) -> str:
     parts = [f"{outcome.source.path}: {outcome.status}"]
     if outcome.job_id:
-        parts.append(f"job {outcome.job_id}" + (" (the server's earlier job for this file)" if outcome.reused else ""))
+        parts.append(f"job {outcome.job_id}" + (" (made by an earlier run)" if outcome.resumed else
+                                                " (the server's earlier job for this file)" if outcome.reused else ""))
     if outcome.message:
         parts.append(outcome.message)
     parts += [f"-> {path}" for path in outcome.exports]

@@ -3,6 +3,7 @@
     ocr-client submit scans/ --pipeline ocr --lang en --wait --format md,txt -o out/
     ocr-client status JOB [--wait]      ocr-client result JOB [--json]
     ocr-client export JOB FORMAT [-o PATH]    ocr-client cancel JOB    ocr-client search QUERY
+    ocr-client mcp [--http]             (the MCP server for agents: the ``mcp`` extra)
 
 The server and token come from --url/--token, ``OCR_URL``/``OCR_TOKEN``, or the config file
 (``ocr_client.config``). Exit status: 0 done; 1 a file or job refused or failed; 2 bad usage or
@@ -76,6 +77,11 @@ def parser() -> argparse.ArgumentParser:
     search.add_argument("--page", type=int)
     search.add_argument("--limit", type=int, default=50)
     search.add_argument("--json", action="store_true")
+
+    mcp = commands.add_parser("mcp", help="serve your jobs to an agent as MCP tools (stdio; --http: streamable HTTP)")
+    mcp.add_argument("--http", action="store_true", help="streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+    mcp.add_argument("--host", default="127.0.0.1", help="--http's address (default 127.0.0.1)")
+    mcp.add_argument("--port", type=int, default=8765, help="--http's port (default 8765)")
     return main
 
 
@@ -165,8 +171,18 @@ def run_search(client: Client, args) -> int:
     return 0 if hits else EXIT_FAILED
 
 
+def run_mcp(client: Client, args) -> int:
+    try:  # the mcp extra is optional
+        from ocr_client.mcp_server import serve
+    except ImportError:
+        return fail("the MCP server needs its extra: pip install 'ocr-client[mcp]'", EXIT_USAGE)
+    # Nothing goes to standard output before this in stdio mode: it is the MCP channel.
+    serve(base_url=client.base_url, token=client.token, http=args.http, host=args.host, port=args.port)
+    return 0
+
+
 COMMANDS = {"submit": run_submit, "status": run_status, "result": run_result, "export": run_export,
-            "cancel": run_cancel, "search": run_search}
+            "cancel": run_cancel, "search": run_search, "mcp": run_mcp}
 
 
 if __name__ == "__main__":

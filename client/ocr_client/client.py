@@ -208,8 +208,8 @@ class Job(JobBase):
         return response.content if path is None else write_whole(Path(path), response.content)
 
     def page(self, page_number: int) -> Page:
-        """One page as the review UI shows it now (corrections applied)."""
-        return Page.from_dict(self._client.call(self._page(page_number))["normalized"])
+        """One page as the review UI shows it now (corrections applied); ``NotFound`` for a page without a result."""
+        return page_of(self.id, self._client.call(self._page(page_number)))
 
     def page_image(self, page_number: int) -> bytes:
         """The page image (JPEG) the engine read; every coordinate is in its pixels."""
@@ -263,6 +263,16 @@ def _closed(job_id: str, error: ConnectionClosed) -> None:
         raise NotFound(f"Job {job_id} was deleted.", code="not_found", status=404) from None
     if code == CLOSE_TOKEN_REVOKED:
         raise AuthError("The API token was replaced while waiting.", code="token_revoked", status=401) from None
+
+
+def page_of(job_id: str, body: dict) -> Page:
+    """The normalized page of a page answer; a failed page (or one not read yet) has none."""
+    if not body.get("normalized"):
+        error = body.get("error") or {}
+        raise NotFound(f"Page {body.get('page_number')} of job {job_id} has no result ({body.get('status')}"
+                       + (f": {error.get('code')}: {error.get('detail')}" if error else "") + ").",
+                       code="no_page_result", status=None, body=body)
+    return Page.from_dict(body["normalized"])
 
 
 def write_whole(path: Path, content: bytes) -> Path:
