@@ -65,9 +65,10 @@ def build_server(base_url: str, token: str | None) -> MCPServer:
         with _tool_errors(), Client(base_url, key_for(ctx)) as client:
             yield client
 
-    @server.tool(description="Submit a document for OCR: a file path on this machine or an http(s) URL that the "
-                             "server downloads. Answers the job's id at once; then call ocr_status with wait_seconds "
-                             "until it is finished, and read it with ocr_read, ocr_find, ocr_table or ocr_crop.")
+    @server.tool(description="Submit a document for OCR: an absolute file path on the machine this MCP server runs "
+                             "on, or an http(s) URL that the OCR server downloads. Answers the job's id at once; then "
+                             "call ocr_status with wait_seconds until it is finished, and read it with ocr_read, "
+                             "ocr_find, ocr_table or ocr_crop.")
     def ocr_submit(
         source: Annotated[str, Field(description="A file's path (PDF, PNG, JPEG, TIFF, ...) or an http(s) URL.")],
         ctx: Context,
@@ -82,7 +83,10 @@ def build_server(base_url: str, token: str | None) -> MCPServer:
             raise ToolError("Over HTTP with your own token, give an http(s) URL: this server reads local files "
                             "only for the token it was started with.")
         with client_for(ctx) as client:
-            job = client.submit(source, pipeline=pipeline, lang=lang, pages=pages)
+            try:
+                job = client.submit(source, pipeline=pipeline, lang=lang, pages=pages)
+            except OSError as exc:  # the path: missing, a folder, unreadable
+                raise ToolError(f"Cannot read {source!r} on the MCP server's machine: {exc.strerror or exc}.") from exc
             return {**mcp_tools.job_status(job), "reused": job.reused}
 
     @server.tool(description="A job's status (queued, running, succeeded, failed, canceled) and pages done. "

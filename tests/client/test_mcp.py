@@ -216,3 +216,11 @@ def test_a_wrong_token_is_refused_and_said_so(live, job_id, mcp_http):
     result = over_http(mcp_http, "not-a-token", call("ocr_status", job=job_id))
 
     assert result.is_error and "authentication_failed: Invalid token." in text_of_error(result), result.content
+
+
+def test_a_file_that_is_not_there_is_a_tool_error_naming_it(live, tmp_path):
+    missing = tmp_path / "nowhere.pdf"
+
+    result = over_stdio(live, live.alice, call("ocr_submit", source=str(missing)))
+
+    assert result.is_error and f"Cannot read '{missing}'" in text_of_error(result), result.content
