@@ -8,7 +8,9 @@ structure pipeline; the HTTP server's submit of the same file is answered with t
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
+import math
 import sys
 from pathlib import Path
 
@@ -42,35 +44,57 @@ def report_png(tmp_path_factory) -> Path:
     return path
 
 
-async def _stdio(env: dict[str, str], body):
+@contextlib.asynccontextmanager
+async def _stdio(env: dict[str, str]):
     params = StdioServerParameters(command=OCR_CLIENT, args=["mcp"], env=env)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
-        return await body(session)
+        yield session
 
 
-async def _http(url: str, token: str | None, body):
+@contextlib.asynccontextmanager
+async def _http(url: str, token: str | None):
     headers = {"Authorization": f"Token {token}"} if token else None
     async with create_mcp_http_client(headers=headers) as http, \
             streamable_http_client(url, http_client=http) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
-        return await body(session)
+        yield session
 
 
-def over_stdio(live, account, body):
-    """``body(session)``'s answer, in a session with ``ocr-client mcp`` started as ``account`` (OCR_TOKEN)."""
-    return anyio.run(_stdio, live.env(account), body)
+class Tools:
+    """An open MCP session, called from the (synchronous) tests through the portal's event loop thread."""
+
+    def __init__(self, portal, session: ClientSession):
+        self.portal, self.session = portal, session
+
+    def __call__(self, name: str, **arguments):
+        return self.portal.call(self.session.call_tool, name, arguments)
 
 
-def over_http(url: str, token: str | None, body):
-    """``body(session)``'s answer, in a session with the HTTP server, sending ``token`` (None: the server's own)."""
-    return anyio.run(_http, url, token, body)
+@pytest.fixture(scope="module")
+def portal():
+    with anyio.from_thread.start_blocking_portal() as portal:
+        yield portal
 
 
-def call(name: str, **arguments):
-    async def body(session):
-        return await session.call_tool(name, arguments)
-    return body
+@contextlib.contextmanager
+def over_stdio(portal, live, account):
+    """``ocr-client mcp`` started as ``account`` (OCR_TOKEN), and a session with it."""
+    with portal.wrap_async_context_manager(_stdio(live.env(account))) as session:
+        yield Tools(portal, session)
+
+
+@contextlib.contextmanager
+def over_http(portal, url: str, token: str | None):
+    """A session with the HTTP server, sending ``token`` (None: none, so the server's own is used)."""
+    with portal.wrap_async_context_manager(_http(url, token)) as session:
+        yield Tools(portal, session)
+
+
+@pytest.fixture(scope="module")
+def alice_stdio(portal, live):
+    with over_stdio(portal, live, live.alice) as tools:
+        yield tools
 
 
 def text_of(result) -> str:
@@ -79,19 +103,17 @@ def text_of(result) -> str:
 
 
 @pytest.fixture(scope="module")
-def job_id(live, report_png) -> str:
+def job_id(alice_stdio, report_png) -> str:
     """The module's job: submitted with ocr_submit over stdio, followed with ocr_status until it ends."""
-    async def body(session):
-        submitted = await session.call_tool("ocr_submit", {"source": str(report_png), "pipeline": "structure"})
-        assert not submitted.is_error, submitted.content
-        job = submitted.structured_content["job"]
-        for _ in range(10):
-            status = (await session.call_tool("ocr_status", {"job": job, "wait_seconds": 30})).structured_content
-            if status["finished"]:
-                break
-        assert status["status"] == "succeeded", status
-        return job
-    return over_stdio(live, live.alice, body)
+    submitted = alice_stdio("ocr_submit", source=str(report_png), pipeline="structure")
+    assert not submitted.is_error, submitted.content
+    job = submitted.structured_content["job"]
+    for _ in range(10):
+        status = alice_stdio("ocr_status", job=job, wait_seconds=30).structured_content
+        if status["finished"]:
+            break
+    assert status["status"] == "succeeded", status
+    return job
 
 
 @pytest.fixture(scope="module")
@@ -103,6 +125,13 @@ def mcp_http(live, tmp_path_factory) -> str:
         url = f"http://127.0.0.1:{port}/mcp"
         wait_until_serving(url, process, log, timeout=30)
         yield url
+
+
+@pytest.fixture(scope="module")
+def alice_http(portal, mcp_http, live):
+    """A session with the HTTP server sending alice's own token."""
+    with over_http(portal, mcp_http, live.alice.token) as tools:
+        yield tools
 
 
 @pytest.fixture(scope="module")
@@ -118,8 +147,8 @@ def link(live, job_id: str, line_id: str | None = None) -> str:
     return f"{live.url}/jobs/{job_id}/?page=1" + (f"&line={line_id}" if line_id else "")
 
 
-def test_ocr_read_over_stdio_gives_the_text_in_reading_order_each_line_cited(live, job_id):
-    text = text_of(over_stdio(live, live.alice, call("ocr_read", job=job_id)))
+def test_ocr_read_over_stdio_gives_the_text_in_reading_order_each_line_cited(live, job_id, alice_stdio):
+    text = text_of(alice_stdio("ocr_read", job=job_id))
 
     assert text.startswith(f"=== page 1 ({link(live, job_id)}) ===\n")
     assert f"{TITLE}  (page 1, line p1-l1, {link(live, job_id, 'p1-l1')})" in text
@@ -127,22 +156,22 @@ def test_ocr_read_over_stdio_gives_the_text_in_reading_order_each_line_cited(liv
     assert "ocr_table gives its rows and cells]\nRegion  (page 1, line " in text  # the table's block
 
 
-def test_over_http_the_same_file_is_the_same_job_and_reads_as_markdown(live, job_id, mcp_http, report_png):
-    submitted = over_http(mcp_http, None, call("ocr_submit", source=str(report_png), pipeline="structure"))
+def test_over_http_the_same_file_is_the_same_job_and_reads_as_markdown(live, job_id, portal, mcp_http, alice_http,
+                                                                       report_png):
+    with over_http(portal, mcp_http, None) as server_token:
+        submitted = server_token("ocr_submit", source=str(report_png), pipeline="structure")
     assert (submitted.structured_content["job"], submitted.structured_content["reused"]) == (job_id, True)
 
-    markdown = text_of(over_http(mcp_http, live.alice.token, call("ocr_read", job=job_id, format="markdown",
-                                                                  pages="1")))
+    markdown = text_of(alice_http("ocr_read", job=job_id, format="markdown", pages="1"))
 
     assert markdown.startswith(f"<!-- page 1: {link(live, job_id)} -->\n")
     assert f"{TITLE} [page 1, line p1-l1]({link(live, job_id, 'p1-l1')})" in markdown
 
 
 def test_ocr_find_gives_the_line_on_the_page_and_its_link_opens_the_review_with_it_selected(
-        live, job_id, mcp_http, page_one):
+        live, job_id, alice_http, page_one):
     page, _ = page_one
-    hits = over_http(mcp_http, live.alice.token, call("ocr_find", query='"twelve percent"')).structured_content
-    [hit] = hits["result"]
+    [hit] = alice_http("ocr_find", query='"twelve percent"').structured_content["result"]
 
     line = page.line(hit["line_id"])
     assert (hit["job"], hit["page"], hit["text"]) == (job_id, 1, line.text) and "twelve percent" in line.text
@@ -159,29 +188,30 @@ def test_ocr_find_gives_the_line_on_the_page_and_its_link_opens_the_review_with_
         expect(browser.locator("#overlay polygon.ln.sel")).to_have_count(1)
 
 
-def test_ocr_crop_is_a_png_of_that_line_cut_from_the_page_image(live, job_id, page_one):
+def test_ocr_crop_is_a_png_of_that_line_cut_from_the_page_image(live, job_id, alice_stdio, page_one):
     page, image = page_one
     line = next(line for line in page.lines if "twelve percent" in line.text)
 
-    result = over_stdio(live, live.alice, call("ocr_crop", job=job_id, page=1, line_id=line.id))
+    result = alice_stdio("ocr_crop", job=job_id, page=1, line_id=line.id)
 
     assert not result.is_error, result.content
     png, caption = result.content
     assert (png.type, png.mime_type, caption.type) == ("image", "image/png", "text")
     crop = Image.open(io.BytesIO(base64.b64decode(png.data)))
     assert crop.format == "PNG"
-    xs, ys = [p[0] for p in line.polygon], [p[1] for p in line.polygon]
-    box = (int(min(xs)) - MARGIN, int(min(ys)) - MARGIN, int(max(xs) + 0.999) + MARGIN, int(max(ys) + 0.999) + MARGIN)
+    xs, ys = [x for x, _ in line.polygon], [y for _, y in line.polygon]
+    box = (math.floor(min(xs)) - MARGIN, math.floor(min(ys)) - MARGIN,
+           math.ceil(max(xs)) + MARGIN, math.ceil(max(ys)) + MARGIN)
     assert crop.size == (box[2] - box[0], box[3] - box[1])
     assert ImageChops.difference(crop.convert("RGB"), image.crop(box)).getbbox() is None  # those very pixels
     assert crop.convert("L").getextrema()[0] < 100  # ink: the line's glyphs
     assert line.id in caption.text and link(live, job_id, line.id) in caption.text
 
 
-def test_ocr_table_gives_rows_of_cells_with_their_polygons(live, job_id, page_one):
+def test_ocr_table_gives_rows_of_cells_with_their_polygons(job_id, alice_stdio, page_one):
     page, _ = page_one
 
-    table = over_stdio(live, live.alice, call("ocr_table", job=job_id, page=1)).structured_content
+    table = alice_stdio("ocr_table", job=job_id, page=1).structured_content
 
     assert [[cell["text"] for cell in row] for row in table["rows"]] == samples.REPORT_TABLE
     cells = [cell for row in table["rows"] for cell in row]
@@ -190,37 +220,36 @@ def test_ocr_table_gives_rows_of_cells_with_their_polygons(live, job_id, page_on
     assert [page.line(line_id).text for line_id in north["line_ids"]] == ["North"]
 
 
-def test_another_users_token_reads_nothing_of_the_job(live, job_id, mcp_http, report_png):
-    async def body(session):
-        return [await session.call_tool(name, arguments) for name, arguments in (
-            ("ocr_status", {"job": job_id}), ("ocr_read", {"job": job_id}),
-            ("ocr_crop", {"job": job_id, "page": 1, "line_id": "p1-l1"}), ("ocr_table", {"job": job_id, "page": 1}),
-            ("ocr_find", {"query": "twelve"}), ("ocr_find", {"query": "twelve", "job": job_id}),
-            ("ocr_submit", {"source": str(report_png)}))]
-
-    *refused, found, found_in_job, submitted = over_http(mcp_http, live.bob.token, body)
-
-    for result in refused:
-        assert result.is_error and "not_found: " in text_of_error(result), result.content
-    assert found.structured_content == found_in_job.structured_content == {"result": []}
-    assert submitted.is_error and "http(s) URL" in text_of_error(submitted)  # not alice's machine's files for bob
-    stdio_status = over_stdio(live, live.bob, call("ocr_status", job=job_id))
-    assert stdio_status.is_error and "not_found: " in text_of_error(stdio_status)
-
-
 def text_of_error(result) -> str:
+    assert result.is_error, result.content
     return "\n".join(block.text for block in result.content if block.type == "text")
 
 
-def test_a_wrong_token_is_refused_and_said_so(live, job_id, mcp_http):
-    result = over_http(mcp_http, "not-a-token", call("ocr_status", job=job_id))
+def test_another_users_token_reads_nothing_of_the_job(live, job_id, portal, mcp_http, report_png):
+    with over_http(portal, mcp_http, live.bob.token) as bob:
+        refused = [bob("ocr_status", job=job_id), bob("ocr_read", job=job_id),
+                   bob("ocr_crop", job=job_id, page=1, line_id="p1-l1"), bob("ocr_table", job=job_id, page=1)]
+        found, found_in_job = bob("ocr_find", query="twelve"), bob("ocr_find", query="twelve", job=job_id)
+        submitted = bob("ocr_submit", source=str(report_png))
+    with over_stdio(portal, live, live.bob) as bob_stdio:
+        refused.append(bob_stdio("ocr_read", job=job_id))
 
-    assert result.is_error and "authentication_failed: Invalid token." in text_of_error(result), result.content
+    for result in refused:
+        assert "not_found: " in text_of_error(result)
+    assert found.structured_content == found_in_job.structured_content == {"result": []}
+    assert "http(s) URL" in text_of_error(submitted)  # bob may not upload files of alice's machine
 
 
-def test_a_file_that_is_not_there_is_a_tool_error_naming_it(live, tmp_path):
+def test_a_wrong_token_is_refused_and_said_so(job_id, portal, mcp_http):
+    with over_http(portal, mcp_http, "not-a-token") as stranger:
+        result = stranger("ocr_status", job=job_id)
+
+    assert "authentication_failed: Invalid token." in text_of_error(result)
+
+
+def test_a_file_that_is_not_there_is_a_tool_error_naming_it(alice_stdio, tmp_path):
     missing = tmp_path / "nowhere.pdf"
 
-    result = over_stdio(live, live.alice, call("ocr_submit", source=str(missing)))
+    result = alice_stdio("ocr_submit", source=str(missing))
 
-    assert result.is_error and f"Cannot read '{missing}'" in text_of_error(result), result.content
+    assert f"Cannot read '{missing}'" in text_of_error(result)
