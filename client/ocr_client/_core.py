@@ -226,6 +226,17 @@ def websocket_url(base_url: str, job_id: str) -> str:
     return urlunsplit((scheme, parts.netloc, f"{parts.path}/ws/jobs/{job_id}/", "", ""))
 
 
+# A job's socket silent this long: the job is read once over HTTP. The server sends events on a
+# best-effort channel (a channel-layer hiccup loses them, by design, rather than failing the job),
+# so a wait must not hang on one that never comes.
+QUIET_SECONDS = 10.0
+
+
+def quiet_for(deadline: float | None) -> float:
+    """How long to listen before reading the job: ``QUIET_SECONDS``, or less where the deadline comes first."""
+    return QUIET_SECONDS if deadline is None else max(0.0, min(QUIET_SECONDS, deadline - time.monotonic()))
+
+
 def event_progress(job_id: str, message: str | bytes) -> Progress:
     """A WebSocket event (``{"event", "status", "job": {...}, ...}``) as ``Progress``."""
     event = json.loads(message)

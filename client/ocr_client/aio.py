@@ -129,14 +129,12 @@ class AsyncJob(JobBase):
             async with ws_connect(_core.websocket_url(self._client.base_url, self.id), additional_headers=headers,
                                   open_timeout=self._client.timeout, proxy=None) as socket:
                 while True:
-                    remaining = None if deadline is None else deadline - time.monotonic()
-                    if remaining is not None and remaining <= 0:
-                        raise WaitTimeout(f"Job {self.id} is still {self.status}.")
                     try:
-                        message = await asyncio.wait_for(socket.recv(), remaining)
-                    except TimeoutError:
-                        continue
-                    progress = _core.event_progress(self.id, message)
+                        message = await asyncio.wait_for(socket.recv(), _core.quiet_for(deadline))
+                        progress = _core.event_progress(self.id, message)
+                    except TimeoutError:  # see Job._listen
+                        if (progress := await self._check(deadline)) is None:
+                            continue
                     self.data = {**self.data, "status": progress.status}
                     await _report(on_progress, progress)
                     if progress.final:
@@ -152,6 +150,12 @@ class AsyncJob(JobBase):
             raise
         except (InvalidHandshake, OSError):
             return False
+
+    async def _check(self, deadline: float | None) -> Progress | None:
+        if deadline is not None and time.monotonic() >= deadline:
+            raise WaitTimeout(f"Job {self.id} is still {self.status}.")
+        progress = _core.poll_progress((await self.refresh()).data)
+        return progress if progress.final else None
 
     async def _poll(self, deadline: float | None, on_progress: ProgressCallback | None) -> None:
         last = None

@@ -164,8 +164,8 @@ class Batch:
         self.state.put(key, status=job.status)
         if job.status != "succeeded":
             error = job.error or {}
-            return Outcome(source, job.status, job.id, f"{error.get('code', '')}: {error.get('detail', '')}".strip(": "),
-                           reused=job.reused, resumed=resumed)
+            message = f"{error.get('code', '')}: {error.get('detail', '')}".strip(": ")
+            return Outcome(source, job.status, job.id, message, reused=job.reused, resumed=resumed)
         written = [self._export(job, source, fmt) for fmt in self.formats]
         self.state.put(key, exports=sorted(set(entry.get("exports", [])) | set(self.formats)))
         return Outcome(source, "succeeded", job.id, reused=job.reused, resumed=resumed, exports=written)

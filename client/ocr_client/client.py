@@ -147,13 +147,11 @@ class Job(JobBase):
             with ws_connect(_core.websocket_url(self._client.base_url, self.id), additional_headers=headers,
                             open_timeout=self._client.timeout, proxy=None) as socket:
                 while True:
-                    remaining = None if deadline is None else deadline - time.monotonic()
-                    if remaining is not None and remaining <= 0:
-                        raise WaitTimeout(f"Job {self.id} is still {self.status}.")
                     try:
-                        progress = _core.event_progress(self.id, socket.recv(timeout=remaining))
-                    except TimeoutError:
-                        continue  # the deadline is checked above
+                        progress = _core.event_progress(self.id, socket.recv(timeout=_core.quiet_for(deadline)))
+                    except TimeoutError:  # a quiet socket: the job is read once, as events can be lost
+                        if (progress := self._check(deadline)) is None:
+                            continue
                     self.data = {**self.data, "status": progress.status}
                     if on_progress:
                         on_progress(progress)
@@ -170,6 +168,13 @@ class Job(JobBase):
             raise
         except (InvalidHandshake, OSError):  # no socket here (a proxy without WebSockets): poll
             return False
+
+    def _check(self, deadline: float | None) -> Progress | None:
+        """The job read afresh: its progress if it has ended, else None; ``WaitTimeout`` past the deadline."""
+        if deadline is not None and time.monotonic() >= deadline:
+            raise WaitTimeout(f"Job {self.id} is still {self.status}.")
+        progress = _core.poll_progress(self.refresh().data)
+        return progress if progress.final else None
 
     def _poll(self, deadline: float | None, on_progress: ProgressCallback | None) -> None:
         last = None
