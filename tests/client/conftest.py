@@ -41,6 +41,7 @@ class Live:
     bob: Account
     carol: Account  # a user whose submit budget only the rate-limit test spends
     media: Path
+    server_env: dict[str, str]  # the environment the web server and the worker run with
 
     def env(self, account: Account, **extra: str) -> dict[str, str]:
         """An environment for the ``ocr-client`` command as ``account``, without any config file of the machine's."""
@@ -74,7 +75,7 @@ def live(django_db_setup, django_db_blocker, tmp_path_factory):
     try:
         with background([sys.executable, "manage.py", "qcluster"], env, tmp / "qcluster.log"), \
                 web_server(env, tmp / "web.log", "/api/v1/pipelines") as url:
-            yield Live(url, accounts["alice"], accounts["bob"], accounts["carol"], tmp / "media")
+            yield Live(url, accounts["alice"], accounts["bob"], accounts["carol"], tmp / "media", env)
     finally:
         with django_db_blocker.unblock():
             call_command("flush", interactive=False, verbosity=0)

@@ -7,10 +7,10 @@ import logging
 import time
 
 import pytest
-
 from ocr_client import AsyncClient, BadRequest, Client, ConnectionFailed, Job, NotFound, Refused, Result
+
 from tests.client.conftest import page_pdf, page_png
-from tests.e2e.conftest import free_port
+from tests.e2e.conftest import free_port, web_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.models, pytest.mark.django_db]  # django_db: see conftest
 
@@ -128,3 +128,14 @@ def test_the_async_client(pdf_job, live):
 
     status, text, listed = asyncio.run(read())
     assert status == "succeeded" and "stone bridges" in text.lower() and job.id in listed
+
+
+def test_without_websockets_wait_long_polls(live, tmp_path):
+    """A server (or a proxy) that does not take WebSockets: uvicorn --ws none, on the same database and worker."""
+    reports = []
+    with web_server(live.server_env, tmp_path / "web-no-ws.log", "/api/v1/pipelines", "--ws", "none") as url, \
+            Client(url, live.alice.token) as client:
+        job = client.submit(page_png("Long polls instead"), "polls.png", pipeline="ocr")
+        job.wait(timeout=120, on_progress=reports.append)
+    assert job.status == "succeeded", job.data
+    assert reports and {r.via for r in reports} == {"poll"} and reports[-1].status == "succeeded"
