@@ -7,10 +7,11 @@ import logging
 import time
 
 import pytest
-from ocr_client import AsyncClient, BadRequest, Client, ConnectionFailed, Job, NotFound, Refused, Result
+from ocr_client import AsyncClient, BadRequest, Client, Conflict, ConnectionFailed, Job, NotFound, Refused, Result
 
 from tests.client.conftest import page_pdf, page_png
 from tests.e2e.conftest import free_port, web_server
+from tests.ocr_engine import samples
 
 pytestmark = [pytest.mark.e2e, pytest.mark.models, pytest.mark.django_db]  # django_db: see conftest
 
@@ -89,6 +90,17 @@ def test_another_users_token_cannot_read_the_job(pdf_job, bob):
         Job(bob, {"id": job.id}).export("txt")
     assert bob.search("bridges", job=job.id) == []
     assert job.id not in {j.id for j in bob.jobs()}
+
+
+def test_cancel_retry_and_delete(alice):
+    job = alice.submit(samples.report_pdf(pages=3, dpi=40).data, "three.pdf", pipeline="ocr")
+    assert job.cancel().status == "canceled"  # queued or running: 3 pages take the worker seconds
+    with pytest.raises(Conflict) as caught:
+        job.retry()  # only a failed job is retried
+    assert caught.value.code == "invalid_state" and caught.value.status == 409
+    job.delete()
+    with pytest.raises(NotFound):
+        job.refresh()
 
 
 def test_errors_are_typed_with_the_servers_code(alice, live):
