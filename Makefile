@@ -16,16 +16,17 @@ PORT ?= 8000
 export OCR_MODELS_DIR ?= $(MODELS_DIR)
 export PADDLE_PDX_DISABLE_MODEL_SOURCE_CHECK := True
 
-.PHONY: run test test-fast models venv system-deps bench peer clean FORCE
+.PHONY: run test test-fast models venv system-deps bench peer docs-client clean FORCE
 
 venv: $(VENV)/.installed
 
 # A venv made with another interpreter than $(PYTHON) is made again (--clear): its `.python`
 # names the one it was made with, and changes only when that does.
-$(VENV)/.installed: pyproject.toml $(VENV)/.python
+# The client SDK (client/, a package of its own) goes in too: its tests run against this server.
+$(VENV)/.installed: pyproject.toml client/pyproject.toml $(VENV)/.python
 	$(PYTHON) -m venv --clear $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[test]'
+	$(VENV)/bin/pip install -q -e '.[test]' -e './client[mcp]'
 	$(MAKE) --no-print-directory $(VENV)/.python
 	touch $@
 
@@ -109,6 +110,11 @@ $(PEER_VENV)/.installed: $(PEER_VENV)/.python
 
 peer: models $(PEER_VENV)/.installed
 	$(PEER_VENV)/bin/python bench/peer.py --models $(OCR_MODELS_DIR)
+
+# The client SDK's reference, from its docstrings, into docs/client/ (pdoc: the client's `docs` extra).
+docs-client: venv
+	$(VENV)/bin/pip install -q -e './client[docs]'
+	$(PY) -m pdoc --docformat markdown -o docs/client ocr_client
 
 clean:
 	rm -rf $(VENV) $(BUILD_VENV) $(PEER_VENV) .nginx var

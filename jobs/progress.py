@@ -17,6 +17,7 @@ ended, the batch ended): {"type": "batch.event", "event": "batch", "batch": batc
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from typing import Any
@@ -76,5 +77,8 @@ def _send(groups: list[str], message: dict, what: str) -> None:
             return
         for group in groups:
             async_to_sync(layer.group_send)(group, message)
-    except Exception:  # noqa: BLE001 - best effort by design
+    # CancelledError too: Django's ASGI handler cancels the task of a request whose client went away, while the
+    # view's thread goes on; a send from that thread is cancelled with it. The change it reports has committed:
+    # raised on, it reached job_create's clean-up, which deleted the file of a job already queued.
+    except (Exception, asyncio.CancelledError):  # noqa: BLE001 - best effort by design
         logger.warning("Could not %s", what, exc_info=True)

@@ -39,7 +39,8 @@ class SearchPagination(PageNumberPagination):
 
 
 class SearchResultSerializer(serializers.ModelSerializer):
-    """One matching line: where it is, its text as corrected, the text with the query's words marked."""
+    """One matching line: where it is, how sure the engine was, its text as corrected, the text with the
+    query's words marked."""
 
     job = serializers.UUIDField(source="job_id")
     page = serializers.IntegerField(source="page_number")
@@ -48,7 +49,7 @@ class SearchResultSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = SearchLine
-        fields = ["job", "page", "line_id", "polygon", "region_type", "text", "snippet", "links"]
+        fields = ["job", "page", "line_id", "polygon", "confidence", "region_type", "text", "snippet", "links"]
 
     def get_snippet(self, line: SearchLine) -> str:
         return snippet(line.text, self.context["terms"])

@@ -209,6 +209,10 @@ class SearchLine(models.Model):
     region_type = models.CharField(max_length=32, blank=True)
     polygon = models.JSONField(default=list)
     text = models.TextField()
+    # The line's confidence as its page's result has it. NULL only on rows indexed before migration
+    # 0017, until ``manage.py ocr_reindex``; nullable also lets SQLite add the column in place, where a
+    # rebuilt table would lose the FTS5 triggers of migration 0016.
+    confidence = models.FloatField(null=True)
     config = models.CharField(max_length=32)  # PostgreSQL text search configuration of the job's language
     vector = SearchVectorField(null=True)
 

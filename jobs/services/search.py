@@ -15,6 +15,7 @@ from jobs.models import PageResult, SearchLine
 from jobs.selectors.results import page_with_corrections
 from jobs.selectors.search import search_config
 
+
 def page_index(page: PageResult) -> None:
     """Replace the page's index rows with its lines as the review shows them now (corrections and edits
     applied); a page without a result has none. Call it inside the transaction that changed the page."""
@@ -29,7 +30,7 @@ def page_index(page: PageResult) -> None:
     SearchLine.objects.bulk_create([
         SearchLine(page=page, job_id=page.job_id, owner_id=page.job.owner_id, page_number=page.page_number,
                    line_id=line.id, position=position, region_type=region_types.get(line.region_id, ""),
-                   polygon=line.polygon, text=line.text, config=config)
+                   polygon=line.polygon, text=line.text, confidence=line.confidence, config=config)
         for position, line in enumerate(current.lines) if line.text.strip()
     ])
     if connection.vendor == "postgresql":  # SQLite's FTS5 table was filled by its trigger

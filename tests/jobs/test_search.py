@@ -48,6 +48,7 @@ def test_a_word_on_page_3_is_found_with_its_line_polygon_and_links(api_client, u
     hit = body["results"][0]
     assert (hit["job"], hit["page"], hit["line_id"], hit["region_type"]) == (str(job.pk), 3, "p3-l1", "text")
     assert hit["polygon"] == [[0, 20], [100, 20], [100, 38], [0, 38]]  # the line's, as stored
+    assert hit["confidence"] == 0.9  # the recogniser's score of that line (tests.jobs.helpers.schema_page)
     assert hit["text"] == "The invoice total is due"
     assert hit["snippet"] == "The <mark>invoice</mark> total is due"
     assert hit["links"]["review"] == f"/jobs/{job.pk}/?page=3&line=p3-l1"
@@ -77,6 +78,19 @@ def test_a_corrected_word_is_found_and_the_word_it_replaced_is_not(api_client, u
     assert response.status_code == 200, response.json()
     assert [h["text"] for h in search(api_client, "receipt")["results"]] == ["The receipt total is due"]
     assert search(api_client, "invoice")["count"] == 0
+
+
+def test_a_retyped_line_keeps_its_confidence_and_a_line_typed_in_a_drawn_box_has_1(api_client, user):
+    job = finished_job(user)
+    lines = f"{JOBS}/{job.pk}/pages/3/lines"
+
+    retyped = api_client.patch(f"{lines}/p3-l1", {"text": "The receipt total is due"}, format="json")
+    drawn = api_client.post(lines, {"polygon": [[0, 0], [50, 0], [50, 15], [0, 15]], "text": "Stamped paid"},
+                            format="json")
+
+    assert (retyped.status_code, drawn.status_code) == (200, 201), (retyped.json(), drawn.json())
+    assert [h["confidence"] for h in search(api_client, "receipt")["results"]] == [0.9]
+    assert [h["confidence"] for h in search(api_client, "stamped")["results"]] == [1.0]
 
 
 def test_a_geometry_edit_and_its_undo_change_what_is_found(api_client, user):

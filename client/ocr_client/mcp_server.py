@@ -1,0 +1,166 @@
+"""``ocr-client mcp``: the OCR server's jobs as MCP tools for an agent (stdio, or streamable HTTP with ``--http``).
+
+The tools call the REST API with the user's own token, so the agent sees what that user may see and
+nothing else: OCR_TOKEN for stdio; over HTTP each request's own ``Authorization: Token <key>`` (or
+``Bearer <key>``) header, and OCR_TOKEN only for a caller that sends none. The REST API checks the token;
+this server only passes it on. What each tool does: ``ocr_client.mcp_tools``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from ocr_client import mcp_tools
+from ocr_client.client import Client
+from ocr_client.errors import OcrClientError, WaitTimeout
+
+INSTRUCTIONS = """OCR of the user's documents on their OCR server. Submit a file or URL (ocr_submit), wait for it
+(ocr_status), then read it (ocr_read), search it or all of the user's documents (ocr_find), take a table
+(ocr_table), or look at the page itself (ocr_crop). Every line these tools quote comes with its page, its line
+id and a review link that opens that line on the page image: cite them with every statement you take from a
+document, so that a person can check it."""
+
+CITE = ("Each line carries its page, line id and review link (the page image with that line selected): "
+        "cite them when you quote or rely on the line.")
+
+JobId = Annotated[str, Field(description="The job's id, as ocr_submit or ocr_find gave it.")]
+PageNumber = Annotated[int, Field(ge=1, description="1-based page number of the document.")]
+Polygon = list[list[float]]
+
+
+@contextlib.contextmanager
+def _tool_errors():
+    """The API's refusals and bad arguments reach the agent as a tool error it can read and act on."""
+    try:
+        yield
+    except OcrClientError as exc:
+        raise ToolError(f"{exc.code}: {exc.detail}") from exc
+    except mcp_tools.ToolInputError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def _token_of(headers) -> str | None:
+    value = (headers or {}).get("authorization", "")
+    scheme, _, key = value.strip().partition(" ")
+    return key.strip() if scheme.lower() in ("token", "bearer") and key.strip() else None
+
+
+def build_server(base_url: str, token: str | None) -> MCPServer:
+    """The MCP server whose tools call ``base_url`` with the caller's token (``token`` when it sends none)."""
+    server = MCPServer("ocr", instructions=INSTRUCTIONS)
+
+    def key_for(ctx: Context) -> str:
+        key = _token_of(ctx.headers) or token
+        if not key:
+            raise ToolError("No API token: set OCR_TOKEN, or send 'Authorization: Token <key>' to this server.")
+        return key
+
+    @contextlib.contextmanager
+    def client_for(ctx: Context):
+        with _tool_errors(), Client(base_url, key_for(ctx)) as client:
+            yield client
+
+    @server.tool(description="Submit a document for OCR: an absolute file path on the machine this MCP server runs "
+                             "on, or an http(s) URL that the OCR server downloads. Answers the job's id at once; then "
+                             "call ocr_status with wait_seconds until it is finished, and read it with ocr_read, "
+                             "ocr_find, ocr_table or ocr_crop.")
+    def ocr_submit(
+        source: Annotated[str, Field(description="A file's path (PDF, PNG, JPEG, TIFF, ...) or an http(s) URL.")],
+        ctx: Context,
+        pipeline: Annotated[str | None, Field(description="'ocr' (lines) or 'structure' (layout and tables); "
+                                                          "the server's default when omitted.")] = None,
+        lang: Annotated[str | None, Field(description="Language code such as 'en', 'de', 'fr'.")] = None,
+        pages: Annotated[str | None, Field(description="Pages to read, e.g. '1-3,7'; all when omitted.")] = None,
+    ) -> dict[str, Any]:
+        if not mcp_tools.is_url(source) and key_for(ctx) != token:
+            # A caller with a token of its own is someone else than the person who started this server:
+            # files of this machine are not theirs to upload.
+            raise ToolError("Over HTTP with your own token, give an http(s) URL: this server reads local files "
+                            "only for the token it was started with.")
+        with client_for(ctx) as client:
+            try:
+                job = client.submit(source, pipeline=pipeline, lang=lang, pages=pages)
+            except OSError as exc:  # the path: missing, a folder, unreadable
+                raise ToolError(f"Cannot read {source!r} on the MCP server's machine: {exc.strerror or exc}.") from exc
+            return {**mcp_tools.job_status(job), "reused": job.reused}
+
+    @server.tool(description="A job's status (queued, running, succeeded, failed, canceled) and pages done. "
+                             "wait_seconds (up to 50) waits for the job to finish first; call again until "
+                             "'finished' is true. A failed job says why in 'error'.")
+    def ocr_status(
+        job: JobId, ctx: Context,
+        wait_seconds: Annotated[float, Field(ge=0, le=50, description="Seconds to wait for the job to end.")] = 0,
+    ) -> dict[str, Any]:
+        with client_for(ctx) as client:
+            found = client.job(job)
+            if wait_seconds and not found.final:
+                with contextlib.suppress(WaitTimeout):
+                    found.wait(timeout=wait_seconds)
+            return mcp_tools.job_status(found)
+
+    @server.tool(description="A job's text in reading order (while it runs, of the pages done so far), one block per "
+                             "region, as plain text or Markdown (titles as headings, lists as items; a table's "
+                             "block names the table for ocr_table). " + CITE, structured_output=False)
+    def ocr_read(
+        job: JobId, ctx: Context,
+        pages: Annotated[str | None, Field(description="Page range, e.g. '2' or '1-3'; all pages when omitted.")]
+        = None,
+        format: Literal["text", "markdown"] = "text",  # noqa: A002 - the word agents read in the schema
+    ) -> str:
+        with client_for(ctx) as client:
+            return mcp_tools.read(client, base_url, job, pages, format)
+
+    @server.tool(description="Search the user's documents (one job, or all of them) for lines holding every word: "
+                             "words, \"a phrase\", prefix*. Each hit gives its job, page, line id, text, polygon "
+                             "(page-image pixels), confidence, region type and review link. " + CITE)
+    def ocr_find(
+        query: Annotated[str, Field(description="Words (all must be on the line), \"a phrase\", prefix*.")],
+        ctx: Context,
+        job: Annotated[str | None, Field(description="Only this job's lines; all the user's jobs when omitted.")]
+        = None,
+        page: Annotated[int | None, Field(ge=1, description="Only lines on this page number.")] = None,
+    ) -> list[dict[str, Any]]:
+        with client_for(ctx) as client:
+            return mcp_tools.find(client, query, job, page)
+
+    @server.tool(description="A table of a page (of a job read with the 'structure' pipeline) as rows of cells, "
+                             "each cell with its row, column, spans, text, polygon (page-image pixels), the ids of "
+                             "the lines in it and a review link. Without 'table', the page's first table; "
+                             "'tables_on_page' names them all.")
+    def ocr_table(
+        job: JobId, page: PageNumber, ctx: Context,
+        table: Annotated[str | None, Field(description="The table's id, e.g. 'p2-t1'.")] = None,
+    ) -> dict[str, Any]:
+        with client_for(ctx) as client:
+            return mcp_tools.table(client, base_url, job, page, table)
+
+    @server.tool(description="Look at the evidence: a PNG of one line (line_id) or of any polygon on a page image, "
+                             "with a small margin, and a caption with its page, line id and review link. Use it to "
+                             "check a reading you are unsure of (low confidence, odd characters).",
+                 structured_output=False)
+    def ocr_crop(
+        job: JobId, page: PageNumber, ctx: Context,
+        line_id: Annotated[str | None, Field(description="A line id from ocr_read or ocr_find, e.g. 'p1-l3'.")]
+        = None,
+        polygon: Annotated[Polygon | None, Field(description="Or a polygon [[x, y], ...] in page-image pixels.")]
+        = None,
+    ) -> list[Any]:
+        with client_for(ctx) as client:
+            png, caption = mcp_tools.crop(client, base_url, job, page, line_id, polygon)
+            return [Image(data=png, format="png"), caption]
+
+    return server
+
+
+def serve(*, base_url: str, token: str | None, http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Run the MCP server until it is stopped: on stdin/stdout, or as streamable HTTP at http://host:port/mcp."""
+    server = build_server(base_url, token)
+    if http:
+        server.run("streamable-http", host=host, port=port)
+    else:
+        server.run()
