@@ -73,7 +73,8 @@ def job_create(
             if duplicate is None:
                 _save_and_queue(job)
     except BaseException:
-        stored.file.delete(save=False)  # the row rolled back, or was never saved: the file goes too
+        if not _job_row_exists(job):  # rolled back or never saved: the file goes too
+            stored.file.delete(save=False)
         raise
     if duplicate is not None:
         stored.file.delete(save=False)
@@ -160,6 +161,16 @@ def owner_lock(owner) -> None:
     serialise here and the second one finds the first job, and so that quotas see every earlier
     submission (a no-op on SQLite, whose BEGIN IMMEDIATE already serialises every writer)."""
     get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
+
+
+def _job_row_exists(job: Job) -> bool:
+    """Whether the job's row is in the database. An error raised after the commit (an on_commit callback
+    cancelled with its request) must not take a queued job's file; unsure means yes (the orphan sweep
+    removes a file no row names)."""
+    try:
+        return Job.objects.filter(pk=job.pk).exists()
+    except Exception:  # noqa: BLE001 - the transaction itself is broken: leave the file to the sweep
+        return True
 
 
 def dedup_key(checked: CheckedDocument, **options) -> str:
