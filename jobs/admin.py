@@ -29,6 +29,7 @@ from jobs.models import (
     LineCorrection,
     PageResult,
     UserSettings,
+    WatchedFile,
     WebhookDelivery,
 )
 from jobs.services.audit import Actor
@@ -186,6 +187,16 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
                     "next_attempt_at", "delivered_at")
     list_filter = ("status", "event", "created_at")
     search_fields = ("=job__id", "=delivery_id", "url")
+    list_select_related = ("job",)
+
+
+@admin.register(WatchedFile)
+class WatchedFileAdmin(ReadOnlyAdmin):
+    """What the watched folders' watchers (manage.py ocr_watch) did with each file."""
+
+    list_display = ("name", "folder", "state", "job", "error_code", "created_at", "updated_at")
+    list_filter = ("state", "folder")
+    search_fields = ("name", "=sha256", "=job__id")
     list_select_related = ("job",)
 
 

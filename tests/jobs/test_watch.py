@@ -209,3 +209,12 @@ def test_the_command_refuses_unknown_formats_and_an_out_dir_inside_the_watched_f
         call_command("ocr_watch", str(folder), "--out", str(folder / "out"), "--user", user.username)
     with pytest.raises(CommandError, match="No user"):
         call_command("ocr_watch", str(folder), "--out", str(out), "--user", "nobody")
+
+
+def test_the_admin_lists_watched_files_read_only(watch, folders, client, django_user_model):
+    folder, _ = folders
+    submitted(watch, folder, "invoice.png")
+    client.force_login(django_user_model.objects.create_superuser(username="root", password="pw"))
+    listing = client.get("/admin/jobs/watchedfile/")
+    assert listing.status_code == 200 and "invoice.png" in listing.content.decode()
+    assert client.get("/admin/jobs/watchedfile/add/").status_code == 403
