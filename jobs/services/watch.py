@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import watchfiles
-from django.db import DatabaseError, close_old_connections, transaction
+from django.db import DatabaseError, connection, transaction
 
 from jobs.models import Job, WatchedFile
 from jobs.selectors import results
@@ -42,6 +42,7 @@ PDFA = "pdfa"  # the PDF/A-2b searchable PDF, written as <stem>.pdfa.pdf
 FORMATS = (*exports.FORMATS, PDFA)
 PART_SUFFIX = ".watch-part"  # an export being written: hidden (leading dot) and renamed when whole
 TICK_MS = 500
+RETRY_SECONDS = 5  # after a pass failed on the database or the filesystem (disk full, a share gone)
 Signature = tuple[int, int]  # (size in bytes, mtime in ns)
 
 
@@ -124,14 +125,21 @@ def file_submit(options: WatchOptions, name: str, signature: Signature, row: Wat
     """seen -> submitted: the job and the state change commit together, so a watcher killed in between
     finds the file still ``seen`` and no job (and submits it again), never a job it does not know of."""
     path = options.folder / name
+    unreadable = None
     try:
         with path.open("rb") as fh:
             sha256 = hashlib.file_digest(fh, "sha256").hexdigest()
     except FileNotFoundError:
-        return
+        return  # moved away since it was listed
+    except OSError as exc:  # e.g. no permission to read it: said in failed/, not retried every pass
+        sha256, unreadable = "", f"The watcher could not read the file: {exc.strerror}."
     row = row or WatchedFile(folder=str(options.folder), name=name)
     row.size_bytes, row.mtime_ns, row.sha256 = *signature, sha256
     row.save()
+    if unreadable:
+        _record_failure(row, "unreadable_file", unreadable)
+        file_fail(options, row)
+        return
     try:
         # On SQLite the transaction holds the write lock while job_create stores the file: a copy
         # of at most OCR_MAX_UPLOAD_BYTES, worth it for a job that can never be lost.
@@ -144,6 +152,8 @@ def file_submit(options: WatchOptions, name: str, signature: Signature, row: Wat
         _record_failure(row, exc.code, exc.message)
         file_fail(options, row)
         return
+    except FileNotFoundError:
+        return  # moved away while it was submitted: nothing was committed
     logger.info("watch: %s -> job %s%s", name, job.pk, " (reused: same file and options)" if reused else "")
 
 
@@ -242,11 +252,13 @@ def watch_run(options: WatchOptions, *, force_polling: bool | None = None,
                                yield_on_timeout=True, force_polling=force_polling, poll_delay_ms=TICK_MS,
                                stop_event=stop, raise_interrupt=False)
     while True:
-        close_old_connections()  # a long-running process: drop a connection the database closed
         try:
             watch_step(options, settling)
-        except DatabaseError:
-            logger.exception("watch: database unavailable; trying again")
-            time.sleep(TICK_MS / 1000)
+        except (DatabaseError, OSError):
+            # Every step is redone safely, so the pass is simply tried again; a connection the
+            # database dropped is opened anew.
+            logger.exception("watch: the pass failed; trying again in %d s", RETRY_SECONDS)
+            connection.close()
+            time.sleep(RETRY_SECONDS)
         if next(changes, None) is None:
             return

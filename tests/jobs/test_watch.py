@@ -8,13 +8,17 @@ moves, so that "stable for the settle interval" costs no waiting. A restart is a
 from __future__ import annotations
 
 import io
+import threading
+import time
 
 import pypdf
 import pytest
 from django.core.management import CommandError, call_command
 
 from jobs.models import Job, WatchedFile
-from jobs.services.watch import Settling, WatchOptions, watch_step
+from django.db import connection
+
+from jobs.services.watch import Settling, WatchOptions, watch_run, watch_step
 from tests.jobs.helpers import failed_record, page_record, small_png
 from tests.jobs.test_api import run_pages
 
@@ -199,6 +203,34 @@ def test_the_same_file_dropped_again_is_exported_again_from_the_same_job(watch, 
     watch()
     assert "Once only" in (out / "scan.txt").read_text() and Job.objects.count() == 1  # the dedup window
     assert list(WatchedFile.objects.values_list("state", flat=True)) == ["done", "done"]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("force_polling", [True, False], ids=["polling", "inotify"])
+def test_the_running_watcher_takes_a_dropped_file_and_stops_when_told(folders, user, force_polling):
+    folder, out = folders
+    options = WatchOptions(folder=folder, out=out, owner=user, pipeline="ocr", lang="en", formats=("txt",),
+                           settle_seconds=0.5)
+    stop = threading.Event()
+
+    def run():
+        try:
+            watch_run(options, force_polling=force_polling, stop=stop)
+        finally:
+            connection.close()  # this thread's own
+
+    watcher = threading.Thread(target=run)
+    watcher.start()
+    try:
+        dropped(folder, "notes.png", b"not an image")
+        deadline = time.monotonic() + 20
+        while not (folder / "failed" / "notes.png.error.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (folder / "failed" / "notes.png").exists()
+    finally:
+        stop.set()
+        watcher.join(timeout=10)
+    assert not watcher.is_alive()
 
 
 def test_the_command_refuses_unknown_formats_and_an_out_dir_inside_the_watched_folder(folders, user):
