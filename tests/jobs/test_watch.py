@@ -104,7 +104,8 @@ def test_a_finished_job_writes_its_exports_and_moves_the_original_to_done(watch,
     watch()
     assert sorted(p.name for p in out.iterdir()) == ["letter.page1.pdf", "letter.page1.txt"]
     assert "Dear watcher" in (out / "letter.page1.txt").read_text()
-    assert "Dear watcher" in pypdf.PdfReader(io.BytesIO((out / "letter.page1.pdf").read_bytes())).pages[0].extract_text()
+    pdf = pypdf.PdfReader(io.BytesIO((out / "letter.page1.pdf").read_bytes()))
+    assert "Dear watcher" in pdf.pages[0].extract_text()
     assert [p.name for p in (folder / "done").iterdir()] == ["letter.page1.png"]
     assert not (folder / "letter.page1.png").exists()
     assert WatchedFile.objects.get().state == WatchedFile.State.DONE

@@ -1,4 +1,4 @@
-"""python manage.py ocr_watch IN_DIR --out OUT_DIR --user U: files dropped into IN_DIR become jobs (jobs.services.watch)."""
+"""manage.py ocr_watch IN_DIR --out OUT_DIR --user U: files dropped into IN_DIR become jobs (jobs.services.watch)."""
 
 from __future__ import annotations
 
