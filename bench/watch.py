@@ -20,8 +20,9 @@ Without ``--token`` the bench starts what ``make run`` gives with no DATABASE_UR
 one worker, two web processes: ``tests/e2e/conftest.embedded_default``) in a temporary folder; with it,
 the watcher runs with this shell's environment, which must name the running site's database and media.
 One warm-up job loads the worker's models first. ``--rounds`` alternates which way goes first. It prints
-pages/min of each, the watcher's ratio to the API (target: within 10 %), and the watcher process's own
-CPU seconds per page.
+pages/min of each with the one-minute load average after it (the bench shares its cores with whatever
+else runs), the watcher's ratio to the API (target: within 10 %), and the watcher process's own CPU
+seconds per page.
 """
 
 from __future__ import annotations
@@ -152,18 +153,21 @@ def main() -> None:
                     scratch = Path(tmp) / f"watch-{round_}"
                     scratch.mkdir()
                     measured[way] = through_watcher(manage, env, args.user, watch_files, args, scratch)
+                measured[f"{way} load"] = os.getloadavg()[0]  # the benches share their cores with anything else
             results.append(measured)
 
-    print(f"{started:%Y-%m-%d %H:%M} UTC, {platform.node()}, {os.cpu_count()} CPUs, load average at the end "
-          f"{os.getloadavg()[0]:.2f}; {args.files} one-page PNGs ({args.dpi} DPI A4) per way, pipeline "
+    print(f"{started:%Y-%m-%d %H:%M} UTC, {platform.node()}, {os.cpu_count()} CPUs; {args.files} one-page PNGs "
+          f"({args.dpi} DPI A4) per way, pipeline "
           f"{args.pipeline}, settle {args.settle_seconds:g} s, {'scratch embedded site' if not args.token else base}")
-    print("| round | API pages/min | watcher pages/min | watcher ÷ API | watcher CPU s/page |")
+    print("| round | API pages/min (load after) | watcher pages/min (load after) | watcher ÷ API "
+          "| watcher CPU s/page |")
     print("|---|---|---|---|---|")
     for index, measured in enumerate(results, start=1):
         api_ppm = args.files / measured["api"][0] * 60
         watch_seconds, watch_cpu = measured["watcher"]
         watch_ppm = args.files / watch_seconds * 60
-        print(f"| {index} | {api_ppm:.1f} | {watch_ppm:.1f} | {watch_ppm / api_ppm:.2f} | "
+        print(f"| {index} | {api_ppm:.1f} ({measured['api load']:.1f}) | {watch_ppm:.1f} "
+              f"({measured['watcher load']:.1f}) | {watch_ppm / api_ppm:.2f} | "
               f"{watch_cpu / args.files:.3f} |")
 
 

@@ -1,8 +1,9 @@
 """End to end: ``manage.py ocr_watch`` as its own process, a real qcluster and the real engine, PostgreSQL.
 
-The watcher is SIGKILLed in the middle of a batch and started again (polling the folder, as on a
-network share, the second time): every file is OCRed by one job and exported once, and a file
-still being written is left alone until it is whole.
+The watcher is SIGKILLed twice in the middle of a batch, once while it submits the files and once
+while it exports them, and started again each time (polling the folder, as on a network share, the
+last time): every file is OCRed by one job and exported once, and a file still being written is left
+alone until it is whole.
 """
 
 from __future__ import annotations
@@ -63,14 +64,23 @@ def test_a_watcher_killed_mid_batch_and_restarted_exports_every_file_once(qclust
             return subprocess.Popen([*command, *options], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
                                     start_new_session=True)
 
+    def kill(watcher: subprocess.Popen) -> None:
+        os.killpg(watcher.pid, signal.SIGKILL)
+        watcher.wait(timeout=10)
+
     qcluster()
     watcher = start_watcher()
     try:
         for word in WORDS:
             (folder / f"{word.lower()}.png").write_bytes(page_png(word))
+        wait_until(lambda: WatchedFile.objects.filter(state=WatchedFile.State.SUBMITTED).exists(), 60,
+                   "the first submission")
+        kill(watcher)  # most likely among the submissions (a few ms each)
+        print("submitted at the first kill:", WatchedFile.objects.filter(state=WatchedFile.State.SUBMITTED).count())
+
+        watcher = start_watcher()
         wait_until(lambda: exported(out), 180, "the first export")
-        os.killpg(watcher.pid, signal.SIGKILL)
-        watcher.wait(timeout=10)
+        kill(watcher)
         at_kill = exported(out)
         assert 1 <= len(at_kill) < len(WORDS), at_kill  # killed mid-batch
 
