@@ -30,6 +30,7 @@ from jobs.models import (
     LineCorrection,
     PageResult,
     UserSettings,
+    WatchedFile,
     WebhookDelivery,
 )
 from jobs.services.audit import Actor
@@ -196,6 +197,16 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
     list_filter = ("status", "event", "created_at")
     search_fields = ("=job__id", "=batch__id", "=delivery_id", "url")
     list_select_related = ("job", "batch")
+
+
+@admin.register(WatchedFile)
+class WatchedFileAdmin(ReadOnlyAdmin):
+    """What the watched folders' watchers (manage.py ocr_watch) did with each file."""
+
+    list_display = ("name", "folder", "state", "job", "error_code", "created_at", "updated_at")
+    list_filter = ("state", "folder")
+    search_fields = ("name", "=sha256", "=job__id")
+    list_select_related = ("job",)
 
 
 admin.site.unregister(TokenProxy)  # DRF's, which lists every key

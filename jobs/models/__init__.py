@@ -7,9 +7,11 @@ from jobs.models.documents import (
     Document, ExportFile, Job, LineCorrection, PageClaim, PageEdit, PageResult, SearchLine, _page_upload_to,
 )
 from jobs.models.records import AuditEntry, WebhookDelivery
+from jobs.models.watch import WatchedFile
 
 __all__ = [
     "ApiToken", "AuditEntry", "Batch", "BatchJob", "Document", "ExportFile", "Job", "LineCorrection", "PageClaim",
-    "PageEdit", "PageResult", "SearchLine", "StorageUsage", "UserSettings", "WebhookDelivery", "_page_upload_to",
+    "PageEdit", "PageResult", "SearchLine", "StorageUsage", "UserSettings", "WatchedFile", "WebhookDelivery",
+    "_page_upload_to",
     "new_webhook_secret",
 ]

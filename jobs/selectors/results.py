@@ -117,8 +117,13 @@ def export_download(job: Job, fmt: str, head: bytes) -> tuple[str, str]:
 
     The name is the uploaded file's stem with the export's extension.
     """
-    media_type, extension = exports.FORMATS[fmt]
-    if fmt == "page" and head.startswith(b"PK"):  # PAGE holds one page per file: longer results are a ZIP
-        media_type, extension = "application/zip", "page.zip"
+    media_type, extension = export_type(fmt, head)
     stem = job.document.original_name.rsplit(".", 1)[0] or "document"
     return media_type, f"{stem}.{extension}"
+
+
+def export_type(fmt: str, head: bytes) -> tuple[str, str]:
+    """(media type, file extension) of an export whose content starts with ``head``."""
+    if fmt == "page" and head.startswith(b"PK"):  # PAGE holds one page per file: longer results are a ZIP
+        return "application/zip", "page.zip"
+    return exports.FORMATS[fmt]

@@ -34,6 +34,7 @@ OTHER_READERS = {
     # The web server's own: its processes, and the proxies whose forwarded headers it trusts.
     "WEB_CONCURRENCY": SITE_PACKAGES / "uvicorn" / "config.py",
     "FORWARDED_ALLOW_IPS": SITE_PACKAGES / "uvicorn" / "config.py",
+    "WATCHFILES_FORCE_POLLING": SITE_PACKAGES / "watchfiles" / "main.py",  # ocr_watch's folder
 }
 # Variables for the tools inside the images (Python, pip, the shell), set by the Dockerfiles only.
 IMAGE_TOOL_VARIABLES = {"PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONPATH", "PIP_NO_CACHE_DIR",
@@ -316,6 +317,17 @@ def test_volumes_are_claimed():
                 assert (DOCKER / source).exists(), name
             else:
                 assert source in declared, name
+
+
+def test_the_watcher_polls_folders_on_volumes_that_the_image_lets_it_write():
+    service = compose()["services"]["ocr-watch"]
+    argv = service["command"]
+    mounts = {mount.split(":")[1] for mount in service["volumes"]}
+    watched, out = argv[3], argv[argv.index("--out") + 1]
+    assert {watched, out, "/data/media"} <= mounts  # the jobs' files are on the media volume, as for web
+    assert "--poll" in argv
+    [created] = [line for line in dockerfile("Dockerfile") if "mkdir -p" in line]
+    assert watched in created and out in created and "chown -R app:app /data /models /watch" in created
 
 
 # --- workers, GPU, KEDA ------------------------------------------------------------
