@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from ocr_client import config
-from ocr_client.batch import EXPORT_ALIASES, Batch, sources
+from ocr_client.bulk_submit import EXPORT_ALIASES, BulkSubmit, sources
 from ocr_client.client import Client
 from ocr_client.errors import AuthError, ConnectionFailed, OcrClientError
 from ocr_client.version import __version__
@@ -119,9 +119,9 @@ def run_submit(client: Client, args) -> int:
         return fail("no files to submit", EXIT_USAGE)
     options = {"pipeline": args.pipeline, "lang": args.lang, "pages": args.pages, "text_layer": args.text_layer,
                "orientation": args.orientation, "webhook_url": args.webhook_url}
-    batch = Batch(client, {k: v for k, v in options.items() if v is not None}, args.out, formats, args.wait,
+    bulk = BulkSubmit(client, {k: v for k, v in options.items() if v is not None}, args.out, formats, args.wait,
                   concurrency=args.concurrency, timeout=args.timeout, progress=False if args.no_progress else None)
-    outcomes = batch.run(files)
+    outcomes = bulk.run(files)
     bad = [o for o in outcomes if o.status in ("refused", "failed", "canceled")]
     print(f"{len(outcomes) - len(bad)} of {len(outcomes)} files done"
           + (f"; {len(bad)} not: " + ", ".join(f"{o.source.path} ({o.status})" for o in bad) if bad else ""))

@@ -204,16 +204,13 @@ def _record_failure(row: WatchedFile, code: str, detail: str) -> None:
 
 
 def export_content(job: Job, fmt: str) -> tuple[bytes, str]:
-    """(content, file extension) of the job's ``fmt`` export, as the API's ``export.<fmt>`` serves it."""
+    """(content, file extension) of the job's ``fmt`` export, as the API's ``export.<fmt>`` serves it
+    (``pdfa``: ``export.pdf?pdfa=2b``)."""
     if fmt == PDFA:
-        return pdfa_export(job), "pdfa.pdf"
+        content, _, _ = results.job_export(job, "pdf", pdfa="2b")
+        return content, "pdfa.pdf"
     content, _, _ = results.job_export(job, fmt)
     return content, results.export_type(fmt, content[:2])[1]
-
-
-def pdfa_export(job: Job) -> bytes:
-    """The PDF/A-2b searchable PDF; the one place to connect to the export when it is in this build."""
-    raise UnsupportedOption("The PDF/A export (pdfa) is not in this version; choose pdf.")
 
 
 def move_original(options: WatchOptions, row: WatchedFile, subfolder: str) -> None:

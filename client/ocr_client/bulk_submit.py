@@ -96,7 +96,7 @@ class Outcome:
     exports: list[Path] = field(default_factory=list)
 
 
-class Batch:
+class BulkSubmit:
     """One ``submit`` run: ``concurrency`` files in flight, one progress bar per file and one for all."""
 
     def __init__(self, client: Client, options: dict, out_dir: Path, formats: list[str], wait: bool,
