@@ -1,7 +1,7 @@
 """One real stack for every test of the client: a uvicorn web server, a qcluster with the real engine, PostgreSQL.
 
 Package-scoped: started once for tests/client (the SDK, the command line, the MCP server) and
-stopped, its rows flushed, before the next package's tests. Tests here talk to it over HTTP only,
+stopped, its rows flushed (the migrations' schedules kept), before the next package's tests. Tests here talk to it over HTTP only,
 as the client's users do. Mark each module ``pytest.mark.django_db`` (not ``transaction=True``): the mark
 makes pytest-django create the test database, and each test's empty transaction is rolled back, while
 a transactional test's flush would remove the package's users and jobs. Two users with API
@@ -78,7 +78,19 @@ def live(django_db_setup, django_db_blocker, tmp_path_factory):
             yield Live(url, accounts["alice"], accounts["bob"], accounts["carol"], tmp / "media", env)
     finally:
         with django_db_blocker.unblock():
-            call_command("flush", interactive=False, verbosity=0)
+            flush_keeping_schedules(call_command)
+
+
+def flush_keeping_schedules(call_command) -> None:
+    """Empty every table, then put back the schedules the migrations made: the tests that run later in
+    the same database (pytest-django runs the non-transactional ones first) expect them there."""
+    from django_q.models import Schedule
+
+    schedules = list(Schedule.objects.all())
+    call_command("flush", interactive=False, verbosity=0)
+    for schedule in schedules:
+        schedule.pk = None  # the flush reset the table's sequence: new ids, or later inserts collide
+    Schedule.objects.bulk_create(schedules)
 
 
 @pytest.fixture(scope="package")
