@@ -71,16 +71,19 @@
       ui.toast(response.body && response.body.detail ? response.body.detail : "The correction was not saved.", true);
       return;
     }
-    if (editor.page !== state.current) return;
+    if (editor.page !== state.current || !state.data) return;
     // The answer is every edit's (docs/review.md, "What an edit answers"): the corrected page and
     // its `line`, whichever store the retype went to. A retype moves nothing, so the line is
-    // updated in place: no redraw, the reviewer's place on the page stays.
+    // updated in place: no redraw, the reviewer's place on the page stays. It is looked up by id in
+    // the page shown now: a live event may have redrawn the page while the request was out, from a
+    // read made before this edit committed.
     const edited = response.body.line;
-    line.text = edited.text;
-    line.original_text = edited.original_text;
+    const shown = state.data.normalized.lines.findIndex((l) => l.id === edited.id);
+    if (shown < 0) return;
+    Object.assign(state.data.normalized.lines[shown], { text: edited.text, original_text: edited.original_text });
     state.data.corrections = response.body.corrections;
-    ui.markCorrected(i);
-    ui.toast(line.original_text === null ? "Restored the engine's text." : "Correction saved.");
+    ui.markCorrected(shown);
+    ui.toast(edited.original_text === null ? "Restored the engine's text." : "Correction saved.");
   }
 
   Object.assign(ui, { editInPanel, editOnImage, positionEditor, closeEditor });
