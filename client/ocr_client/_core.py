@@ -77,6 +77,21 @@ class RetryPolicy:
             return None
         return self._pause(attempt)
 
+    def next_wait(self, call: Call, outcome: httpx.Response | httpx.TransportError, attempt: int,
+                  base_url: str) -> float | None:
+        """Seconds to wait before sending ``call`` again after ``outcome`` (logged), or None when the
+        answer is final; a connection error that is not retried is raised as ``ConnectionFailed``."""
+        if isinstance(outcome, httpx.TransportError):
+            delay = self.after_error(call, outcome, attempt)
+            if delay is None:
+                raise connection_failed(base_url, outcome) from outcome
+            log_retry(call, type(outcome).__name__, delay, attempt)
+            return delay
+        delay = self.after_answer(outcome, attempt)
+        if delay is not None:
+            log_retry(call, f"HTTP {outcome.status_code}", delay, attempt)
+        return delay
+
     def _pause(self, attempt: int) -> float:
         return min(self.backoff * 2 ** attempt, 10.0)
 

@@ -56,18 +56,13 @@ class AsyncClient:
         attempt = 0
         while True:
             try:
-                response = await self._http.request(call.method, call.path,
-                                                    **_core.request_options(call, self.timeout))
+                outcome = await self._http.request(call.method, call.path,
+                                                   **_core.request_options(call, self.timeout))
             except httpx.TransportError as error:
-                delay = self.retry.after_error(call, error, attempt)
-                if delay is None:
-                    raise _core.connection_failed(self.base_url, error) from error
-                _core.log_retry(call, type(error).__name__, delay, attempt)
-            else:
-                delay = self.retry.after_answer(response, attempt)
-                if delay is None:
-                    return _core.raise_for_error(response)
-                _core.log_retry(call, f"HTTP {response.status_code}", delay, attempt)
+                outcome = error
+            delay = self.retry.next_wait(call, outcome, attempt, self.base_url)
+            if delay is None:
+                return _core.raise_for_error(outcome)
             await asyncio.sleep(delay)
             attempt += 1
 

@@ -63,17 +63,12 @@ class Client:
         attempt = 0
         while True:
             try:
-                response = self._http.request(call.method, call.path, **_core.request_options(call, self.timeout))
+                outcome = self._http.request(call.method, call.path, **_core.request_options(call, self.timeout))
             except httpx.TransportError as error:
-                delay = self.retry.after_error(call, error, attempt)
-                if delay is None:
-                    raise _core.connection_failed(self.base_url, error) from error
-                _core.log_retry(call, type(error).__name__, delay, attempt)
-            else:
-                delay = self.retry.after_answer(response, attempt)
-                if delay is None:
-                    return _core.raise_for_error(response)
-                _core.log_retry(call, f"HTTP {response.status_code}", delay, attempt)
+                outcome = error
+            delay = self.retry.next_wait(call, outcome, attempt, self.base_url)
+            if delay is None:
+                return _core.raise_for_error(outcome)
             time.sleep(delay)
             attempt += 1
 

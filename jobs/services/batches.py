@@ -24,8 +24,7 @@ from jobs.services.audit import Actor, audit_record
 from jobs.services.batch_states import batch_settle
 from jobs.services.documents import clean_file_name
 from jobs.services.lifecycle import job_cancel
-from jobs.services.submission import job_create, job_options_check, page_range_check
-from jobs.urlguard import check_public_url
+from jobs.services.submission import job_create, job_options_check
 from ocr_engine.config import DEFAULT_LANG, DEFAULT_PIPELINE
 from ocr_engine.errors import OcrError
 
@@ -47,10 +46,8 @@ def batch_create(
     Raises an OcrError, storing nothing, for options no member could run with, a ZIP that is not one
     (``invalid_archive``), more members than OCR_BATCH_MAX_MEMBERS, or no member at all.
     """
-    job_options_check(pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation)
-    if webhook_url:
-        check_public_url(webhook_url)
-    page_range_check(pages)
+    job_options_check(pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation, pages=pages,
+                      webhook_url=webhook_url)
     sources = [(upload, zip_open(upload) if is_zip(upload) else None) for upload in files]
     count = sum(len(zip_files(archive)) if archive else 1 for _, archive in sources)
     if count > settings.OCR_BATCH_MAX_MEMBERS:

@@ -28,13 +28,18 @@ from ocr_engine.errors import GpuRequired, PageOutOfRange
 from ocr_engine.inputs.pages import parse_page_range
 
 
-def job_options_check(*, pipeline: str, lang: str, text_layer: str = "auto", orientation: str = "auto") -> None:
-    """Raise UnsupportedOption / GpuRequired for options this server cannot run."""
+def job_options_check(*, pipeline: str, lang: str, text_layer: str = "auto", orientation: str = "auto",
+                      pages: str | None = None, webhook_url: str = "") -> None:
+    """Raise an OcrError for a job's options that no file could make right: options this server cannot run
+    (UnsupportedOption / GpuRequired), a page range's syntax, a webhook URL that is not public."""
     # The registry knows the pipelines, EngineConfig checks every other option.
     engine_config(pipeline, lang).with_(text_layer=text_layer, orientation=orientation)
     if pipelines.get(pipeline).needs_gpu and not settings.OCR_GPU_CLUSTER:
         raise GpuRequired(
             f"The {pipeline} pipeline needs a GPU worker cluster, and this server has none (OCR_GPU_CLUSTER).")
+    if webhook_url:
+        check_public_url(webhook_url)
+    _page_range_check(pages)
 
 
 def job_create(
@@ -56,9 +61,8 @@ def job_create(
     OCR_DEDUP_WINDOW_SECONDS returns that earlier job (``reused=True``) unless
     it failed or was canceled.
     """
-    job_options_check(pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation)
-    if webhook_url:
-        check_public_url(webhook_url)
+    job_options_check(pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation, pages=pages,
+                      webhook_url=webhook_url)
     checked = document_check(file=file, filename=filename, pages=pages)
     options = {"pipeline": pipeline, "lang": lang, "text_layer": text_layer, "orientation": orientation}
 
@@ -103,11 +107,9 @@ def job_create_from_url(
     downloads the file to disk, checks it as an upload and deduplicates it by
     its content (jobs.services.fetching); a failure there fails the job.
     """
-    job_options_check(pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation)
+    job_options_check(pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation, pages=pages,
+                      webhook_url=webhook_url)
     check_public_url(file_url)
-    if webhook_url:
-        check_public_url(webhook_url)
-    page_range_check(pages)
     document = Document(owner=owner, source_url=file_url, original_name=clean_file_name(file_name(file_url)),
                         sha256="", media_type="", size_bytes=0, page_count=0)
     job = _new_job(owner, document, pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation,
@@ -148,7 +150,7 @@ def _save_and_queue(job: Job) -> None:
     transaction.on_commit(lambda: progress.publish(job, "queued"))
 
 
-def page_range_check(pages: str | None) -> None:
+def _page_range_check(pages: str | None) -> None:
     """Raise InvalidPageRange for a spec that no document could satisfy; whether its pages exist waits for the file."""
     try:
         parse_page_range(pages, settings.OCR_MAX_PAGES)
