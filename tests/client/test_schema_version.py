@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import warnings
+from pathlib import Path
 
 import pytest
-from ocr_client import SCHEMA_VERSION, SchemaMismatch
+from ocr_client import SCHEMA_VERSION, SchemaMismatch, models
 from ocr_client.models import Result, check_schema_version
+
+from ocr_engine.schema import SCHEMA_VERSION as SERVER_VERSION
 
 
 def test_another_major_version_is_refused_naming_both():
@@ -31,3 +36,13 @@ def test_a_newer_minor_version_is_read_with_a_warning_and_its_new_fields_skipped
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_schema_version(SCHEMA_VERSION)  # the same version: no warning
+
+
+@pytest.mark.parametrize("name", ["Word", "Line", "TableCell", "Table", "Region", "Page", "EngineInfo"])
+def test_the_client_mirrors_every_field_of_the_servers_result_schema(name):
+    """The client copies the result schema's shapes (it cannot import ocr_engine): this keeps the copy
+    whole, field for field, and its version the server's."""
+    schema = json.loads((Path(__file__).parents[2] / "ocr_engine" / "result.schema.json").read_text())
+    fields = {f.name for f in dataclasses.fields(getattr(models, name))} - {"raw"}
+    assert fields == set(schema["$defs"][name]["properties"])
+    assert SCHEMA_VERSION == SERVER_VERSION
