@@ -20,8 +20,7 @@ from .errors import EngineUnavailable, InputError, OcrError
 
 # The CLI says "text", the exports module and the API say "txt".
 FORMAT_ALIASES = {"text": "txt", "markdown": "md", "xml": "alto"}
-CLI_FORMATS = ("json", "text", "md", "hocr", "alto", "pdf", "pdfa")
-PDFA_LEVEL = "2b"  # --format pdfa: the searchable PDF as PDF/A-2b
+CLI_FORMATS = ("json", "text", "md", "hocr", "alto", "pdf", exports.PDFA_FORMAT)
 
 
 def default_models_dir() -> Path | None:
@@ -81,9 +80,7 @@ def _run(args: argparse.Namespace) -> int:
     from .inputs import open_document
     from .orientation import straighten
 
-    fmt = FORMAT_ALIASES.get(args.format, args.format)
-    pdfa = PDFA_LEVEL if fmt == "pdfa" else None
-    fmt = "pdf" if pdfa else fmt
+    fmt, pdfa = exports.export_of(FORMAT_ALIASES.get(args.format, args.format))
     config_kwargs = dict(pipeline=args.pipeline, lang=args.lang, backend=args.backend, device=args.device,
                          scale=args.scale, text_layer=args.text_layer, orientation=args.orientation,
                          models_dir=args.models_dir or default_models_dir())

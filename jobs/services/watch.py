@@ -38,8 +38,7 @@ from ocr_engine.errors import OcrError, UnsupportedOption
 logger = logging.getLogger(__name__)
 
 DONE, FAILED = "done", "failed"  # subfolders of the watched folder
-PDFA = "pdfa"  # the PDF/A-2b searchable PDF, written as <stem>.pdfa.pdf
-FORMATS = (*exports.FORMATS, PDFA)
+FORMATS = (*exports.FORMATS, exports.PDFA_FORMAT)  # pdfa: the PDF/A-2b searchable PDF, as <stem>.pdfa.pdf
 PART_SUFFIX = ".watch-part"  # an export being written: hidden (leading dot) and renamed when whole
 TICK_MS = 500
 RETRY_SECONDS = 5  # after a pass failed on the database or the filesystem (disk full, a share gone)
@@ -206,11 +205,9 @@ def _record_failure(row: WatchedFile, code: str, detail: str) -> None:
 def export_content(job: Job, fmt: str) -> tuple[bytes, str]:
     """(content, file extension) of the job's ``fmt`` export, as the API's ``export.<fmt>`` serves it
     (``pdfa``: ``export.pdf?pdfa=2b``)."""
-    if fmt == PDFA:
-        content, _, _ = results.job_export(job, "pdf", pdfa="2b")
-        return content, "pdfa.pdf"
-    content, _, _ = results.job_export(job, fmt)
-    return content, results.export_type(fmt, content[:2])[1]
+    fmt, pdfa = exports.export_of(fmt)
+    content, _, _ = results.job_export(job, fmt, pdfa=pdfa)
+    return content, "pdfa.pdf" if pdfa else results.export_type(fmt, content[:2])[1]
 
 
 def move_original(options: WatchOptions, row: WatchedFile, subfolder: str) -> None:

@@ -27,6 +27,13 @@ FORMATS = {
 }
 
 PDFA_LEVELS = ("2b",)  # the PDF/A part and conformance level offered for the "pdf" export
+# The name command lines and the watched folder take for the PDF/A export: the "pdf" export with pdfa="2b".
+PDFA_FORMAT = "pdfa"
+
+
+def export_of(name: str) -> tuple[str, str | None]:
+    """``(fmt, pdfa)`` for ``render`` from a format name that may be ``PDFA_FORMAT``."""
+    return ("pdf", PDFA_LEVELS[0]) if name == PDFA_FORMAT else (name, None)
 
 _RENDERERS: dict[str, Callable[[DocumentResult], bytes]] = {
     "json": jsonfmt.render,
