@@ -24,6 +24,7 @@ rather than returning a file it does not approve.
 from __future__ import annotations
 
 import io
+from decimal import Decimal
 from os import PathLike
 from typing import BinaryIO
 
@@ -98,6 +99,10 @@ def _original_page(source: pikepdf.Pdf, page: Page, result: DocumentResult) -> p
     if not 1 <= page.page_number <= len(source.pages):
         return None
     original = source.pages[page.page_number - 1]
+    rotation = _quarter_turns(original.obj.get("/Rotate", 0))
+    if rotation is None:
+        return None
+    original.obj.Rotate = rotation  # as written on the page read, so every viewer turns it the same way
     if page.text_source == "mixed" and not _add_ocr_lines(original, page, result):
         return None
     _drop_empty_transition(original)
@@ -113,12 +118,25 @@ def _add_ocr_lines(original: pikepdf.Page, page: Page, result: DocumentResult) -
     upright. A page turned by /Rotate, or by the engine, is in another frame than
     its content stream: False, and it is rasterised instead.
     """
-    if int(original.obj.get("/Rotate", 0)) % 360 or page.rotation or page.skew:
+    if original.obj.Rotate or page.rotation or page.skew:
         return False
     text = pdf.invisible_text(result, page, lambda line: line.source == "ocr")
     with pikepdf.open(io.BytesIO(text)) as overlay:
         original.add_overlay(overlay.pages[0], pikepdf.Rectangle(original.cropbox))
     return True
+
+
+def _quarter_turns(rotate: pikepdf.Object) -> int | None:
+    """A page's /Rotate as 0, 90, 180 or 270; None when it is not a multiple of 90 (the spec asks for one).
+
+    Viewers disagree on any other value (pdfium truncates 135 to 90, pdf.js reads it as 0, a string fails
+    pikepdf's arithmetic): such a page is rasterised as the engine rendered and read it, never kept.
+    /Rotate inherited from the page tree is already on the page: qpdf pushes it down when it lists pages.
+    """
+    # pikepdf gives a PDF integer as int, a real as Decimal, a boolean as bool, anything else as an Object.
+    if isinstance(rotate, bool) or not isinstance(rotate, (int, Decimal)) or rotate % 90:
+        return None
+    return int(rotate) % 360
 
 
 def _drop_empty_transition(page: pikepdf.Page) -> None:

@@ -205,3 +205,33 @@ def test_a_mixed_page_keeps_its_vector_text_and_gains_the_text_of_its_picture(mo
         assert overlaid[0].get_textpage().get_text_bounded(*pdf_rect(page, ocr_line.bbox)).strip() == tls.IMAGE_TEXT
     finally:
         overlaid.close()
+
+
+@pytest.mark.parametrize(("rotate", "kept_as"), [
+    (450, 90), (-90, 270), (180, 180), (pikepdf.Object.parse(b"180.0"), 180),
+    (pikepdf.Object.parse(b"45.5"), None), (135, None), (pikepdf.String("abc"), None), (pikepdf.Name.Ninety, None),
+])
+@pytest.mark.parametrize("text_source", ["pdf", "mixed"])
+def test_any_rotate_value_makes_a_pdfa_export(tmp_path, rotate, kept_as, text_source):
+    """A page is kept turned by its /Rotate brought to 0-270; a value that is not a multiple of 90 (which
+    viewers read differently) is rasterised as the engine read it. Either way the export is made."""
+    path = tmp_path / "rotated.pdf"
+    with pikepdf.new() as pdf:
+        with pikepdf.open(EMBEDDED_FONTS) as one:
+            pdf.pages.append(one.pages[0])
+        pdf.pages[0].obj.Rotate = rotate
+        pdf.save(path)
+    page = first_page()
+    page.text_source = text_source
+    for line in page.lines:
+        line.original_text = None
+    page.lines[0].source = "ocr" if text_source == "mixed" else "pdf"
+    result = document(page)
+    data = exports.render(result, "pdf", page_image=page_images(result), pdfa="2b", source_pdf=path)
+    assert_pdfa_2b(data)
+    with pikepdf.open(io.BytesIO(data)) as pdf:
+        (made,) = pdf.pages
+        # A turned mixed page is rasterised too: its OCR'd lines are in the upright frame.
+        kept = kept_as is not None and not (text_source == "mixed" and kept_as)
+        assert bool(made.get_images()) is not kept
+        assert made.obj.get("/Rotate", 0) == (kept_as if kept else 0)
