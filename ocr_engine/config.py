@@ -99,6 +99,11 @@ class EngineConfig:
     spin_wait: bool = False
     layout_threshold: float = 0.5
     text_layer: str = "auto"
+    # A text-layer page with more characters than this is OCR'd instead (text_layer_rejected
+    # "too_many_glyphs"): each character becomes an object with its boxes, so a page drawing a
+    # million tiny glyphs would take a worker's memory and minutes. A dense A4 page of 8 pt text
+    # holds about 13,000.
+    text_layer_max_glyphs: int = 50_000
     orientation: str = "auto"
 
     def __post_init__(self) -> None:
@@ -117,6 +122,8 @@ class EngineConfig:
         if self.orientation not in ORIENTATION_MODES:
             raise UnsupportedOption(
                 f"Unknown orientation {self.orientation!r}; choose one of {', '.join(ORIENTATION_MODES)}.")
+        if self.text_layer_max_glyphs < 1:
+            raise UnsupportedOption(f"text_layer_max_glyphs {self.text_layer_max_glyphs} must be at least 1.")
         if not 0.5 <= self.scale <= 6:
             raise UnsupportedOption(f"Render scale {self.scale} is out of range (0.5 to 6).")
         if self.det_char_px is not None and not 6 <= self.det_char_px <= 64:

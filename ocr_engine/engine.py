@@ -80,7 +80,8 @@ class Engine:
                     "dpi": document.page_dpi(number, scale)}
         try:
             # A born-digital page with a text layer it can trust skips detection and recognition.
-            plan = textlayer.plan_page(document, number, image, self._text_layer_mode())
+            plan = textlayer.plan_page(document, number, image, self._text_layer_mode(),
+                                       max_glyphs=self.config.text_layer_max_glyphs)
             if plan.use_text:
                 if on_image is not None:
                     on_image(image)

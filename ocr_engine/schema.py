@@ -96,7 +96,7 @@ class Page:
     markdown: str = ""
     text_source: str = "ocr"  # "ocr", "pdf" (the PDF's text layer) or "mixed" (both on this page)
     # Why the PDF's text layer was not used on a page that has one, e.g.
-    # "unmapped_glyphs", "invisible_ocr_layer", "ink_mismatch"; None when it was used or absent.
+    # "unmapped_glyphs", "invisible_ocr_layer", "ink_mismatch", "too_many_glyphs"; None when it was used or absent.
     text_layer_rejected: str | None = None
     rotation: int = 0  # 0/90/180/270: how far the page was turned clockwise to stand upright
     skew: float = 0.0  # degrees the page was deskewed by (counter-clockwise positive); 0 when not

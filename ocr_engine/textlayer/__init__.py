@@ -17,7 +17,7 @@ from PIL import Image
 
 from ..geometry import box_from_polygon, rounded
 from .extract import TextLine, read_page_text
-from .trust import ocr_areas, rejection
+from .trust import TOO_MANY_GLYPHS, ocr_areas, rejection
 
 TEXT_CONFIDENCE = 1.0
 
@@ -30,11 +30,15 @@ class PagePlan:
     rejected: str | None = None  # why a page with text is OCR'd
 
 
-def plan_page(document, page_number: int, image: Image.Image, mode: str) -> PagePlan:
-    """How to read this page: its text layer (mode "auto", a PDF, text that passes the checks) or OCR."""
+def plan_page(document, page_number: int, image: Image.Image, mode: str, *, max_glyphs: int) -> PagePlan:
+    """How to read this page: its text layer (mode "auto", a PDF, text that passes the checks, at most
+    ``max_glyphs`` characters) or OCR."""
     if mode != "auto" or document is None or document.kind != "pdf":
         return PagePlan()
-    text = document.with_pdf_page(page_number, lambda page: read_page_text(page, image.width, image.height))
+    text = document.with_pdf_page(page_number,
+                                  lambda page: read_page_text(page, image.width, image.height, max_glyphs))
+    if text is None:
+        return PagePlan(rejected=TOO_MANY_GLYPHS)
     if not text.lines:
         return PagePlan()
     reason = rejection(text, np.asarray(image.convert("L")))

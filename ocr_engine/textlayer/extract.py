@@ -81,12 +81,16 @@ class _Frame:
         return u * self.sx, v * self.sy
 
 
-def read_page_text(page: pdfium.PdfPage, width_px: int, height_px: int) -> PageText:
-    """Characters, lines (with words) and image boxes of one open pdfium page."""
+def read_page_text(page: pdfium.PdfPage, width_px: int, height_px: int, max_chars: int) -> PageText | None:
+    """Characters, lines (with words) and image boxes of one open pdfium page; None when it has more than
+    ``max_chars`` characters (counted by pdfium before any is read)."""
     frame = _Frame(page, width_px, height_px)
     textpage = page.get_textpage()
     try:
-        chars = [_char(textpage, frame, i) for i in range(textpage.count_chars())]
+        count = textpage.count_chars()
+        if count > max_chars:
+            return None
+        chars = [_char(textpage, frame, i) for i in range(count)]
     finally:
         textpage.close()
     images = [frame.box(*obj.get_bounds()) for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3)]

@@ -11,6 +11,7 @@ from .extract import INVISIBLE_RENDER_MODE, Char, PageText
 UNMAPPED_GLYPHS = "unmapped_glyphs"
 INVISIBLE_OCR_LAYER = "invisible_ocr_layer"
 INK_MISMATCH = "ink_mismatch"
+TOO_MANY_GLYPHS = "too_many_glyphs"  # past EngineConfig.text_layer_max_glyphs: not read at all
 
 # Shares of a page's characters past which its text layer is rejected. A few odd
 # glyphs (a dingbat bullet, a logo font) are normal; a broken ToUnicode map

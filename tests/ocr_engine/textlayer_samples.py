@@ -54,6 +54,21 @@ def _pdf(draw) -> bytes:
     return out.getvalue()
 
 
+def text_page_pdf() -> bytes:
+    """One text page (the first of ``TEXT_PAGES``)."""
+    return _pdf(lambda canvas: (_text_page(canvas, *TEXT_PAGES[0]), canvas.showPage()))
+
+
+def glyph_flood_pdf(glyphs: int) -> bytes:
+    """One page drawing ``glyphs`` characters in 1 pt type, rows of 200."""
+    def draw(canvas):
+        canvas.setFont("Helvetica", 1)
+        for row in range(glyphs // 200):
+            canvas.drawString(10, 830 - row * 0.6, "x" * 200)
+        canvas.showPage()
+    return _pdf(draw)
+
+
 def mixed_pdf() -> bytes:
     """Three text pages, one scanned page (an image of text) and a text page holding an image of text."""
     return _pdf(_draw_mixed)
