@@ -21,6 +21,7 @@ from ocr_client.errors import (
     BadRequest,
     Conflict,
     ConnectionFailed,
+    ForeignLink,
     NotFound,
     OcrClientError,
     RateLimited,
@@ -49,7 +50,7 @@ from ocr_client.version import __version__
 
 __all__ = [
     "SCHEMA_VERSION", "AsyncClient", "AsyncJob", "AuthError", "BadRequest", "Client", "Conflict", "ConnectionFailed",
-    "Correction", "EditAnswer", "EngineInfo", "Job", "Line", "NotFound", "OcrClientError", "Page", "Progress",
+    "Correction", "EditAnswer", "EngineInfo", "ForeignLink", "Job", "Line", "NotFound", "OcrClientError", "Page", "Progress",
     "RateLimited", "Refused", "Region", "Result", "RetryPolicy", "SchemaMismatch", "SearchHit", "ServerError",
     "ServerUnavailable", "Table", "TableCell", "WaitTimeout", "Word", "__version__",
 ]

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx2 as httpx
 
-from ocr_client.errors import ConnectionFailed, OcrClientError, error_for
+from ocr_client.errors import ConnectionFailed, ForeignLink, OcrClientError, error_for
 from ocr_client.models import FINAL_STATUSES, Progress
 
 logger = logging.getLogger("ocr_client")
@@ -159,6 +159,27 @@ def request_options(call: Call, timeout: float) -> dict:
     if call.read_timeout:
         options["timeout"] = httpx.Timeout(timeout, read=call.read_timeout)
     return options
+
+
+def own_link(base_url: str, link: str) -> str:
+    """``link`` (a URL the server gave, absolute or relative) as an absolute URL, if it stays on this client's API:
+    the scheme, host and port of ``base_url`` and a path under its ``/api/v1/``; else ``ForeignLink``.
+
+    The client sends its token with every request, so a link elsewhere (planted in a list's ``next`` by a
+    proxy, a misconfigured ``Host``, or a server that is not ours) would hand the token over. The URL is
+    judged as httpx parses it, the parser that sends it."""
+    root = httpx.URL(base_url + API_PREFIX)
+    url = root.join(link)
+    on_api = url.path.startswith(root.path) and ".." not in url.path.split("/")
+    if (url.scheme, url.host, url.port, url.userinfo) != (root.scheme, root.host, root.port, b"") or not on_api:
+        raise ForeignLink(f"The server's link {link!r} leads off its API ({root}): not followed, so that the "
+                          "token is sent nowhere else.")
+    return str(url)
+
+
+def next_page(base_url: str, body: dict) -> Call | None:
+    """The call for the page after ``body`` of a paginated list, or None after the last."""
+    return Call("GET", own_link(base_url, body["next"])) if body.get("next") else None
 
 
 def normalized_base_url(base_url: str) -> str:

@@ -89,7 +89,7 @@ class AsyncClient:
             body = await self.call(call)
             for data in body["results"]:
                 yield AsyncJob(self, data)
-            call = Call("GET", body["next"]) if body.get("next") else None
+            call = _core.next_page(self.base_url, body)
 
     async def search(self, q: str, job: str | None = None, page: int | None = None, *,
                      limit: int = 50) -> list[SearchHit]:
@@ -98,7 +98,7 @@ class AsyncClient:
         while call and len(hits) < limit:
             body = await self.call(call)
             hits += [SearchHit.from_dict(hit, self.base_url) for hit in body["results"]]
-            call = Call("GET", body["next"]) if body.get("next") else None
+            call = _core.next_page(self.base_url, body)
         return hits[:limit]
 
 

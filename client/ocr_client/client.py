@@ -101,7 +101,7 @@ class Client:
         while call:
             body = self.call(call)
             yield from (Job(self, data) for data in body["results"])
-            call = Call("GET", body["next"]) if body.get("next") else None
+            call = _core.next_page(self.base_url, body)
 
     def search(self, q: str, job: str | None = None, page: int | None = None, *, limit: int = 50) -> list[SearchHit]:
         """Lines of the user's results matching ``q`` (words, "a phrase", prefix*), best first, at most ``limit``."""
@@ -110,7 +110,7 @@ class Client:
         while call and len(hits) < limit:
             body = self.call(call)
             hits += [SearchHit.from_dict(hit, self.base_url) for hit in body["results"]]
-            call = Call("GET", body["next"]) if body.get("next") else None
+            call = _core.next_page(self.base_url, body)
         return hits[:limit]
 
 

@@ -89,6 +89,13 @@ class SchemaMismatch(OcrClientError):
     default_code = "schema_mismatch"
 
 
+class ForeignLink(OcrClientError):
+    """A link in the server's answer (a list's ``next``) that leaves this client's API (another scheme, host,
+    port or path): not followed, so the token goes to no one else."""
+
+    default_code = "foreign_link"
+
+
 class WaitTimeout(OcrClientError, TimeoutError):
     """``Job.wait(timeout=...)`` ran out before the job ended."""
 
