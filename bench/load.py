@@ -101,7 +101,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=1, help="worker processes of the server (Q_WORKERS)")
     parser.add_argument("--burst", type=int, default=0, help="clients of the submit bursts (0: none)")
     parser.add_argument("--bursts", type=int, default=3, help="rounds of --burst submits sent at one instant "
-                        "(the server's API_THROTTLE_SUBMIT, 120/min by default, counts them all)")
+                        "(the server's API_THROTTLE_SUBMIT, 200/min by default, counts them all)")
     parser.add_argument("--no-bare", action="store_true")
     parser.add_argument("--page-set", choices=("synthetic", "corpus", "both"), default="both",
                         help="drawn pages, real pages of the corpus's PDFs (see the docstring), or both")

@@ -108,3 +108,15 @@ class ArchiveBomb(InputError):
     """A member unpacks to far more than it takes in the ZIP, or past the batch's total size."""
 
     code = "archive_bomb"
+
+
+class ArchiveUnsupportedCompression(InputError):
+    """A member is compressed with a method other than stored or deflated (bzip2, LZMA, zstd...)."""
+
+    code = "archive_unsupported_compression"
+
+
+class ArchiveNameInvalid(InputError):
+    """A member's name is longer than 255 bytes, empty, or holds characters no file name may (NUL, controls)."""
+
+    code = "archive_name_invalid"

@@ -15,7 +15,7 @@ from rest_framework.permissions import SAFE_METHODS
 from rest_framework.response import Response
 
 from jobs.api.serializers import ApiUrls, JobOptionsSerializer
-from jobs.api.throttles import SubmitRateThrottle
+from jobs.api.throttles import submissions_admit
 from jobs.api.views import ERROR
 from jobs.models import Batch
 from jobs.selectors.batches import batch_get_for_user, batch_jobs, batch_list_for_user, batch_progress
@@ -102,10 +102,6 @@ class BatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
             return Batch.objects.none()
         return batch_list_for_user(self.request.user)
 
-    def get_throttles(self):
-        throttles = super().get_throttles()
-        return [*throttles, SubmitRateThrottle()] if self.action == "create" else throttles
-
     def get_object(self) -> Batch:
         try:
             return batch_get_for_user(self.request.user, self.kwargs["pk"],
@@ -120,13 +116,15 @@ class BatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         "(a ZIP among them is unpacked too), each with the job options given. A member that cannot be a job "
         "(unsafe path, symbolic link, encrypted, nested archive, zip bomb, unsupported type, over a limit or "
         "quota) is listed in `errors` with its code; the others go on. 400 `invalid_archive` for a ZIP that is "
-        "not one and 400 `archive_too_many_members` past OCR_BATCH_MAX_MEMBERS, storing nothing.",
+        "not one and 400 `archive_too_many_members` past OCR_BATCH_MAX_MEMBERS, storing nothing. Each member spends "
+        "one unit of the submit rate (429 `throttled` when they do not all fit).",
     )
     def create(self, request, *args, **kwargs):
         form = BatchCreateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
+        # The submit budget is spent per member once they are counted, not per request (SubmitRateThrottle).
         batch = batch_create(owner=request.user, files=form.validated_data["file"], by=Actor.of_request(request),
-                             **form.options())
+                             admit=lambda members: submissions_admit(request.user, members), **form.options())
         body = self.get_serializer(batch).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["links"]["self"]})
 

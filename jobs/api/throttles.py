@@ -6,7 +6,8 @@ throttled request gets 429 ``{"code": "throttled"}`` with ``Retry-After``.
 
 A rate ``N/period`` lets a client send N requests at once, then one every
 period/N (the generic cell rate algorithm, as token buckets do). The upload form (``/upload/``) spends
-the API's submit budget too, one call per file (``submissions_wait``). Each client's
+the API's submit budget too, one call per file (``submissions_wait``), and a batch one per member, on the
+API and the form alike (``submissions_admit``): a batch is as many jobs as it has members. Each client's
 state is one number, its next free time (``jobs.api.budgets``): DRF's own
 throttles keep the time of every request of the period and rewrite that list on
 each request, so at 1200/min a busy client's every call pickled, compressed and
@@ -42,6 +43,13 @@ def submissions_wait(user, jobs: int) -> int:
     0, or whole seconds until they would fit."""
     wait = rate_wait(SubmitRateThrottle.scope, user.pk, calls=jobs)
     return math.ceil(wait) if wait else 0
+
+
+def submissions_admit(user, jobs: int) -> None:
+    """Spend ``jobs`` new jobs of the user's submit budget, or raise ``Throttled`` (429 ``throttled`` with
+    Retry-After) spending nothing: a batch calls this with its member count (``batch_create``'s ``admit``)."""
+    if wait := submissions_wait(user, jobs):
+        raise exceptions.Throttled(wait)
 
 
 class _SettingsRateThrottle(BaseThrottle):

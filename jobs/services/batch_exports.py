@@ -4,7 +4,9 @@ Each file is the job's own export (``jobs.selectors.results.job_export``, correc
 its download is (the document's stem and the format's extension; a second file of the same name gets
 `` (2)``). Up to ``OCR_EXPORT_INLINE_MAX_PAGES`` pages in all it is built in the request; above, by a
 worker (``build_batch_export``) exactly as a long job's export is (``jobs.services.exports``): named by
-a version of every job's result, swept an hour after it was made, a 202 while it is being built.
+a version of every job's result, swept an hour after it was made, a 202 while it is being built, and
+counted in the owner's storage quota meanwhile (an ``ExportFile`` of the batch's first exported job, so
+deleting that job uncounts it too). The formats are sorted, so ``txt,md`` and ``md,txt`` are one file.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db.models import Sum
 
-from jobs.models import Batch, Job
+from jobs.models import AuditEntry, Batch, Job
 from jobs.selectors import results
 from jobs.selectors.batches import batch_jobs
-from jobs.services.audit import Actor
-from jobs.services.exports import build_done, export_name, export_served, file_built_by_worker, store_whole
+from jobs.services.audit import Actor, audit_record
+from jobs.services.exports import build_done, export_counted, export_name, file_built_by_worker, store_whole
 from jobs.services.storage import EXPORTS_FOLDER
 from ocr_engine import exports
 from ocr_engine.errors import UnsupportedOption
@@ -30,8 +32,8 @@ BUILD_TASK = "jobs.tasks.build_batch_export"
 
 
 def batch_export_formats(spec: str) -> list[str]:
-    """``"txt,pdf"`` as a list of formats; raises UnsupportedOption for an unknown or missing one."""
-    formats = list(dict.fromkeys(part.strip() for part in (spec or "").split(",") if part.strip()))
+    """``"txt,pdf"`` as a sorted list of formats; raises UnsupportedOption for an unknown or missing one."""
+    formats = sorted({part.strip() for part in (spec or "").split(",") if part.strip()})
     unknown = [fmt for fmt in formats if fmt not in exports.FORMATS]
     if not formats or unknown:
         raise UnsupportedOption(f"format must list one or more of {', '.join(exports.FORMATS)}, comma-separated"
@@ -62,9 +64,9 @@ def batch_export_file(batch: Batch, formats: list[str]) -> str | None:
 
 
 def batch_export_served(*, batch: Batch, formats: list[str], by: Actor) -> None:
-    """The audit log records each job's export, as a download of the job's own would."""
-    for job in _exported_jobs(batch):
-        export_served(job=job, fmt=",".join(formats), by=by)
+    """One audit entry per download, under the batch's id (as BATCH_CREATED): the formats and how many jobs."""
+    audit_record(action=AuditEntry.Action.EXPORTED, job=batch, by=by,
+                 detail=f"batch {','.join(formats)}, {_exported_jobs(batch).count()} jobs")
 
 
 def build_batch_export(*, batch_id: str, formats: list[str], name: str) -> None:
@@ -72,7 +74,11 @@ def build_batch_export(*, batch_id: str, formats: list[str], name: str) -> None:
     try:
         batch = Batch.objects.filter(pk=batch_id).first()
         if batch is not None and not default_storage.exists(name):
-            store_whole(name, batch_export_zip(batch, formats))
+            content = batch_export_zip(batch, formats)
+            store_whole(name, content)
+            first = _exported_jobs(batch).first()
+            if first is not None:
+                export_counted(first.pk, name, len(content))
     finally:
         build_done(name)
 

@@ -1,16 +1,21 @@
 """Batches: a ZIP (or several files) in, one job per member, one status, progress and webhook out.
 
-Each member goes through ``job_create`` exactly as an upload does (its checks, quotas, dedup); what it
-or the archive check (``jobs.services.archives``) refuses becomes one of the batch's ``errors`` with
-that error's code, and the other members go on. The options are checked once, before anything, since
-they would fail every member alike.
+Each member goes through ``job_create`` exactly as an upload does (its checks, quotas, dedup, and its
+own short transaction); what it or the archive check (``jobs.services.archives``) refuses becomes one of
+the batch's ``errors`` with that error's code, and the other members go on. The options are checked
+once, before anything, since they would fail every member alike.
 
-The whole batch commits in one transaction: no worker sees a member's job before the batch knows
-all of them, so a fast first job cannot end the batch while later members are still being unpacked.
-How a batch ends is ``jobs.services.batch_states``.
+No transaction is held while members are unpacked: on SQLite a transaction is the site's one write
+lock. The batch row is written last, with its members, in one short transaction, so no worker can end
+the batch while later members are still being unpacked: a job that ends before that finds no batch to
+settle, and the batch settles itself as it is written (``batch_settle``); one ending meanwhile waits for
+the lock on its job row (taken here), then finds the batch. A request that dies midway leaves the jobs
+it made, as uploads of their own. How a batch ends is ``jobs.services.batch_states``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import transaction
@@ -19,7 +24,9 @@ from django.utils import timezone
 from jobs import progress
 from jobs.errors import ArchiveInvalid, ArchiveTooManyMembers, JobStateError
 from jobs.models import AuditEntry, Batch, BatchJob, Job, UserSettings
-from jobs.services.archives import is_zip, zip_files, zip_members, zip_open
+from jobs.services.archives import (
+    ENTRIES_PER_MEMBER, Budget, clean_member_name, is_zip, member_name_check, zip_files, zip_members, zip_open,
+)
 from jobs.services.audit import Actor, audit_record
 from jobs.services.batch_states import batch_settle
 from jobs.services.documents import clean_file_name
@@ -40,41 +47,51 @@ def batch_create(
     orientation: str = "auto",
     pages: str | None = None,
     webhook_url: str = "",
+    admit: Callable[[int], None] = lambda members: None,
 ) -> Batch:
     """Make a batch of ``files`` (uploads: ZIPs are unpacked, other files are members themselves).
 
     Raises an OcrError, storing nothing, for options no member could run with, a ZIP that is not one
-    (``invalid_archive``), more members than OCR_BATCH_MAX_MEMBERS, or no member at all.
+    (``invalid_archive``), more members than OCR_BATCH_MAX_MEMBERS, or no member at all. ``admit(members)``
+    is called once the members are counted, before any is unpacked: the API and the upload form spend
+    their submit budget there, one unit per member, and raise to refuse the batch.
     """
     job_options_check(pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation, pages=pages,
                       webhook_url=webhook_url)
-    sources = [(upload, zip_open(upload) if is_zip(upload) else None) for upload in files]
+    most = settings.OCR_BATCH_MAX_MEMBERS
+    sources = [(upload, zip_open(upload, max_entries=most * ENTRIES_PER_MEMBER) if is_zip(upload) else None)
+               for upload in files]
     count = sum(len(zip_files(archive)) if archive else 1 for _, archive in sources)
-    if count > settings.OCR_BATCH_MAX_MEMBERS:
-        raise ArchiveTooManyMembers(f"These are {count} files; a batch takes at most "
-                                    f"{settings.OCR_BATCH_MAX_MEMBERS} (OCR_BATCH_MAX_MEMBERS).")
+    if count > most:
+        raise ArchiveTooManyMembers(f"These are {count} files; a batch takes at most {most} (OCR_BATCH_MAX_MEMBERS).")
     if count == 0:
         raise ArchiveInvalid("There is no file in this upload to read.")
+    admit(count)
     options = {"pipeline": pipeline, "lang": lang, "text_layer": text_layer, "orientation": orientation,
                "pages": pages or ""}
+    received = _Received(options=options, owner=owner, webhook_url=webhook_url or _default_webhook_url(owner))
+    budget = Budget(settings.OCR_BATCH_MAX_UNCOMPRESSED_BYTES)
+    for upload, archive in sources:
+        if archive is None:
+            received.add(clean_member_name(upload.name), upload)
+            continue
+        for member in zip_members(archive, budget):
+            if member.error is not None:
+                received.refuse(member.name, member.error)
+                continue
+            with member.upload:  # closed (its spool file deleted) once stored or refused
+                received.add(member.name, member.upload)
     with transaction.atomic():
         batch = Batch.objects.create(owner=owner, name=clean_file_name(files[0].name), options=options,
-                                     webhook_url=webhook_url or _default_webhook_url(owner))
-        for upload, archive in sources:
-            if archive is None:
-                _add_member(batch, upload.name, upload, options)
-                continue
-            for member in zip_members(archive):
-                if member.error is not None:
-                    _refuse(batch, member.name, member.error)
-                    continue
-                with member.upload:  # closed (its spool file deleted) once stored or refused
-                    _add_member(batch, member.name, member.upload, options)
-        batch.save(update_fields=["errors"])
+                                     webhook_url=received.webhook_url, errors=received.errors)
+        # A job ending now waits for this lock, then finds the batch; one that ended is final below.
+        Job.objects.select_for_update().filter(pk__in=[job.pk for _, job in received.jobs]).order_by("pk").exists()
+        for name, job in received.jobs:
+            BatchJob.objects.get_or_create(batch=batch, job=job, defaults={"member": name})  # equal members: one job
         # The audit log names what it is about by id and owner: the batch's, under BATCH_CREATED.
         audit_record(action=AuditEntry.Action.BATCH_CREATED, job=batch, by=by,
                      detail=f"{batch.members.count()} jobs, {len(batch.errors)} members refused")
-        batch_settle(batch)  # reused jobs may have ended already, or every member was refused
+        batch_settle(batch)  # its jobs may have ended already, or every member was refused
     return batch
 
 
@@ -95,22 +112,27 @@ def batch_cancel(*, batch: Batch, by: Actor) -> Batch:
     return batch
 
 
-def _add_member(batch: Batch, name: str, upload, options: dict) -> None:
-    try:
-        job, reused = job_create(owner=batch.owner, file=upload, filename=name, webhook_url=batch.webhook_url,
-                                 **options)
-    except OcrError as exc:
-        _refuse(batch, name, exc)
-        return
-    if reused:
-        # An earlier job may be ending right now, in a transaction that cannot see this batch yet: locked
-        # until this one commits, it ends after that (and settles this batch), or has ended before the lock.
-        Job.objects.select_for_update().filter(pk=job.pk).first()
-    BatchJob.objects.get_or_create(batch=batch, job=job, defaults={"member": name})  # two equal members: one job
+class _Received:
+    """The members of a batch being received: the jobs made (each committed on its own) and those refused."""
 
+    def __init__(self, *, options: dict, owner, webhook_url: str):
+        self.options, self.owner, self.webhook_url = options, owner, webhook_url
+        self.jobs: list[tuple[str, Job]] = []
+        self.errors: list[dict] = []
 
-def _refuse(batch: Batch, name: str, error: OcrError) -> None:
-    batch.errors.append({"member": name, "code": error.code, "detail": error.message})
+    def add(self, name: str, upload) -> None:
+        try:
+            member_name_check(upload.name)
+            job, _ = job_create(owner=self.owner, file=upload, filename=name, webhook_url=self.webhook_url,
+                                **self.options)
+        except OcrError as exc:
+            self.refuse(name, exc)
+            return
+        self.jobs.append((name, job))
+
+    def refuse(self, name: str, error: OcrError) -> None:
+        """The member's name once, in ``member``; the detail says why without repeating it."""
+        self.errors.append({"member": name, "code": error.code, "detail": error.message})
 
 
 def _default_webhook_url(owner) -> str:

@@ -123,11 +123,12 @@ def _build(job_id: str, fmt: str, name: str, pdfa: str | None) -> None:
         return
     content, _, _ = results.job_export(job, fmt, pdfa=pdfa)
     store_whole(name, content)
-    _count(job_id, name, len(content))
+    export_counted(job_id, name, len(content))
 
 
-def _count(job_id: str, name: str, size: int) -> None:
-    """Count a stored export against its owner's storage quota, once; a file of a job deleted meanwhile goes."""
+def export_counted(job_id, name: str, size: int) -> None:
+    """Count a stored export (a batch's ZIP too, by its first job) against the job owner's storage quota,
+    once; a file of a job deleted meanwhile goes."""
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=job_id).first()  # job_delete counts under this lock too
         if job is None:

@@ -13,10 +13,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import Throttled
 
 from jobs import selectors
 from jobs.api.serializers import ApiUrls, job_links
-from jobs.api.throttles import submissions_wait
+from jobs.api.throttles import submissions_admit, submissions_wait
 from jobs.errors import OPTION_FIELD_BY_CODE
 from jobs.models import Job, PageResult
 from jobs.selectors.batches import batch_jobs, batch_list_for_user, batch_progress
@@ -69,15 +70,11 @@ def upload(request):
     form = UploadForm(request.POST or None, request.FILES or None)
     outcomes: list[Outcome] = []
     if request.method == "POST" and form.is_valid():
-        # Each file is a job of the submit rate, as on the API; over it, none is stored.
-        if wait := submissions_wait(request.user, jobs=len(form.cleaned_data["files"])):
-            form.add_error(None, f"You have submitted more files than this site takes in a short time "
-                                 f"({settings.API_THROTTLE_RATES['submit']}). Try again in {wait} seconds.")
-            response = render(request, "jobs/upload.html", {"form": form, "outcomes": outcomes}, status=429)
-            response["Retry-After"] = str(wait)
-            return response
         if any(is_zip(file) for file in form.cleaned_data["files"]):
             return _upload_batch(request, form)
+        # Each file is a job of the submit rate, as on the API; over it, none is stored.
+        if wait := submissions_wait(request.user, jobs=len(form.cleaned_data["files"])):
+            return _throttled(request, form, wait)
         for file in form.cleaned_data["files"]:
             try:
                 job, reused = job_create(owner=request.user, file=file, filename=file.name, **form.options())
@@ -98,12 +95,23 @@ def upload(request):
     return render(request, "jobs/upload.html", {"form": form, "outcomes": outcomes}, status=status)
 
 
+def _throttled(request, form: UploadForm, wait: int):
+    form.add_error(None, f"You have submitted more files than this site takes in a short time "
+                         f"({settings.API_THROTTLE_RATES['submit']}). Try again in {wait} seconds.")
+    response = render(request, "jobs/upload.html", {"form": form, "outcomes": []}, status=429)
+    response["Retry-After"] = str(wait)
+    return response
+
+
 def _upload_batch(request, form: UploadForm):
-    """Files with a ZIP among them: one batch of them all (the ZIP's members and the other files)."""
+    """Files with a ZIP among them: one batch of them all (the ZIP's members and the other files), each
+    member a job of the submit rate."""
     options = form.options()
     try:
         batch = batch_create(owner=request.user, files=form.cleaned_data["files"], by=Actor.of_request(request),
-                             **options)
+                             admit=lambda members: submissions_admit(request.user, members), **options)
+    except Throttled as throttled:
+        return _throttled(request, form, int(throttled.wait))
     except OcrError as error:
         form.add_error(OPTION_FIELD_BY_CODE.get(error.code, "files"), error.message)
         return render(request, "jobs/upload.html", {"form": form, "outcomes": []}, status=400)

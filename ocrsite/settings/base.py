@@ -323,9 +323,10 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
 }
-# Requests per period, by scope (jobs/api/throttles.py). "submit": new jobs per user.
+# Requests per period, by scope (jobs/api/throttles.py). "submit": new jobs per user; a batch spends one per
+# member at once, so its N must hold the largest batch (OCR_BATCH_MAX_MEMBERS) or such a batch never fits.
 API_THROTTLE_RATES = {"user": env_str("API_THROTTLE_USER", "1200/min"), "anon": env_str("API_THROTTLE_ANON", "60/min"),
-                      "submit": env_str("API_THROTTLE_SUBMIT", "120/min")}
+                      "submit": env_str("API_THROTTLE_SUBMIT", "200/min")}
 # Each client's budget (jobs/api/budgets.py): in the cache where there is Redis, else a SQLite file there.
 API_RATE_BUDGETS_FILE = "" if REDIS_URL else str(Path(CACHES["default"]["LOCATION"]) / "rate-budgets.sqlite3")
 # Per-user quotas; a user's own values (admin, "User settings") override these.
