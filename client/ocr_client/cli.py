@@ -80,15 +80,20 @@ def parser() -> argparse.ArgumentParser:
 
     mcp = commands.add_parser("mcp", help="serve your jobs to an agent as MCP tools (stdio; --http: streamable HTTP)")
     mcp.add_argument("--http", action="store_true", help="streamable HTTP at http://HOST:PORT/mcp instead of stdio")
-    mcp.add_argument("--host", default="127.0.0.1", help="--http's address (default 127.0.0.1)")
+    mcp.add_argument("--host", default="127.0.0.1", help="--http's address (default 127.0.0.1; any other needs "
+                     "--allowed-host, and belongs behind a TLS proxy)")
     mcp.add_argument("--port", type=int, default=8765, help="--http's port (default 8765)")
+    mcp.add_argument("--allowed-host", action="append", default=[], dest="allowed_hosts", metavar="NAME[:PORT]",
+                     help="a Host header --http accepts (repeatable): the names clients reach it by")
     return main
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        settings = config.load(args.url, args.token, args.config)
+        # Over HTTP the MCP server takes each request's own token, never one of its own.
+        settings = config.load(args.url, args.token, args.config,
+                               token_needed=not (args.command == "mcp" and args.http))
     except config.ConfigError as error:
         return fail(str(error), EXIT_USAGE)
     try:
@@ -177,7 +182,8 @@ def run_mcp(client: Client, args) -> int:
     except ImportError:
         return fail("the MCP server needs its extra: pip install 'ocr-client[mcp]'", EXIT_USAGE)
     # Nothing goes to standard output before this in stdio mode: it is the MCP channel.
-    serve(base_url=client.base_url, token=client.token, http=args.http, host=args.host, port=args.port)
+    serve(base_url=client.base_url, token=None if args.http else client.token, http=args.http, host=args.host,
+          port=args.port, allowed_hosts=args.allowed_hosts)
     return 0
 
 

@@ -22,7 +22,7 @@ class ConfigError(Exception):
 @dataclass(frozen=True)
 class Settings:
     url: str
-    token: str
+    token: str | None  # None only where the command takes none (``mcp --http``: each request brings its own)
 
 
 def config_path() -> Path:
@@ -32,7 +32,8 @@ def config_path() -> Path:
     return base / "ocr-client" / "config.toml"
 
 
-def load(url: str | None = None, token: str | None = None, path: Path | None = None) -> Settings:
+def load(url: str | None = None, token: str | None = None, path: Path | None = None, *,
+         token_needed: bool = True) -> Settings:
     """The settings from the arguments, the environment and the config file, in that order."""
     path = path or config_path()
     values: dict = {}
@@ -43,8 +44,9 @@ def load(url: str | None = None, token: str | None = None, path: Path | None = N
             raise ConfigError(f"cannot read the config file {path}: {error}") from None
     url = url or os.environ.get("OCR_URL") or values.get("url")
     token = token or os.environ.get("OCR_TOKEN") or values.get("token")
-    missing = [name for name, value in (("OCR_URL", url), ("OCR_TOKEN", token)) if not value]
+    missing = [name for name, value, needed in (("OCR_URL", url, True), ("OCR_TOKEN", token, token_needed))
+               if needed and not value]
     if missing:
         raise ConfigError(f"set {' and '.join(missing)} (the server's address such as http://127.0.0.1:8000, and "
                           f"your API token from its /settings/ page), pass --url/--token, or write them to {path}")
-    return Settings(url=str(url), token=str(token))
+    return Settings(url=str(url), token=str(token) if token else None)

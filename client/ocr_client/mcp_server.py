@@ -1,9 +1,10 @@
 """``ocr-client mcp``: the OCR server's jobs as MCP tools for an agent (stdio, or streamable HTTP with ``--http``).
 
 The tools call the REST API with the user's own token, so the agent sees what that user may see and
-nothing else: OCR_TOKEN for stdio; over HTTP each request's own ``Authorization: Token <key>`` (or
-``Bearer <key>``) header, and OCR_TOKEN only for a caller that sends none. The REST API checks the token;
-this server only passes it on. What each tool does: ``ocr_client.mcp_tools``.
+nothing else: over stdio, the operator's OCR_TOKEN, and ``ocr_submit`` may read files of this machine;
+over HTTP, each request's own ``Authorization: Token <key>`` (or ``Bearer <key>``) header, never the
+operator's token, and no local path is read (``ocr_client.mcp_http``: 401 without a token, Host checks).
+The REST API checks the token; this server only passes it on. What each tool does: ``ocr_client.mcp_tools``.
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ from __future__ import annotations
 import contextlib
 from typing import Annotated, Any, Literal
 
+import uvicorn  # the server the SDK runs streamable HTTP on (MCPServer.run)
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from ocr_client import mcp_tools
 from ocr_client.client import Client
+from ocr_client.mcp_http import http_app, token_of
 from ocr_client.errors import OcrClientError, WaitTimeout
 
 INSTRUCTIONS = """OCR of the user's documents on their OCR server. Submit a file or URL (ocr_submit), wait for it
@@ -44,20 +47,16 @@ def _tool_errors():
         raise ToolError(str(exc)) from exc
 
 
-def _token_of(headers) -> str | None:
-    value = (headers or {}).get("authorization", "")
-    scheme, _, key = value.strip().partition(" ")
-    return key.strip() if scheme.lower() in ("token", "bearer") and key.strip() else None
-
-
 def build_server(base_url: str, token: str | None) -> MCPServer:
-    """The MCP server whose tools call ``base_url`` with the caller's token (``token`` when it sends none)."""
+    """The MCP server whose tools call ``base_url``. ``token``: the operator's, over stdio (``ocr_submit`` may
+    then read files of this machine); None over HTTP, where each request's own token is used and no tool
+    reads a local path."""
     server = MCPServer("ocr", instructions=INSTRUCTIONS)
 
     def key_for(ctx: Context) -> str:
-        key = _token_of(ctx.headers) or token
-        if not key:
-            raise ToolError("No API token: set OCR_TOKEN, or send 'Authorization: Token <key>' to this server.")
+        key = token if token is not None else token_of(ctx.headers)
+        if not key:  # mcp_http.TokenRequired answers 401 first; this keeps the rule where the token is used
+            raise ToolError("No API token: send 'Authorization: Token <key>' to this server.")
         return key
 
     @contextlib.contextmanager
@@ -65,8 +64,8 @@ def build_server(base_url: str, token: str | None) -> MCPServer:
         with _tool_errors(), Client(base_url, key_for(ctx)) as client:
             yield client
 
-    @server.tool(description="Submit a document for OCR: an absolute file path on the machine this MCP server runs "
-                             "on, or an http(s) URL that the OCR server downloads. Answers the job's id at once; then "
+    @server.tool(description="Submit a document for OCR: an http(s) URL that the OCR server downloads, or (only "
+                             "when this MCP server runs over stdio) an absolute file path on its machine. Answers the job's id at once; then "
                              "call ocr_status with wait_seconds until it is finished, and read it with ocr_read, "
                              "ocr_find, ocr_table or ocr_crop.")
     def ocr_submit(
@@ -77,11 +76,11 @@ def build_server(base_url: str, token: str | None) -> MCPServer:
         lang: Annotated[str | None, Field(description="Language code such as 'en', 'de', 'fr'.")] = None,
         pages: Annotated[str | None, Field(description="Pages to read, e.g. '1-3,7'; all when omitted.")] = None,
     ) -> dict[str, Any]:
-        if not mcp_tools.is_url(source) and key_for(ctx) != token:
-            # A caller with a token of its own is someone else than the person who started this server:
-            # files of this machine are not theirs to upload.
-            raise ToolError("Over HTTP with your own token, give an http(s) URL: this server reads local files "
-                            "only for the token it was started with.")
+        if not mcp_tools.is_url(source) and token is None:
+            # Over HTTP the caller is not the person who started this server: files of this machine are
+            # not theirs to upload, whatever their token (refused before the path is touched).
+            raise ToolError("Over HTTP, give an http(s) URL: this MCP server reads files of its own machine "
+                            "only over stdio, for the person who started it.")
         with client_for(ctx) as client:
             try:
                 job = client.submit(source, pipeline=pipeline, lang=lang, pages=pages)
@@ -157,10 +156,14 @@ def build_server(base_url: str, token: str | None) -> MCPServer:
     return server
 
 
-def serve(*, base_url: str, token: str | None, http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Run the MCP server until it is stopped: on stdin/stdout, or as streamable HTTP at http://host:port/mcp."""
-    server = build_server(base_url, token)
-    if http:
-        server.run("streamable-http", host=host, port=port)
-    else:
-        server.run()
+def serve(*, base_url: str, token: str | None, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
+          allowed_hosts: list[str] | None = None) -> None:
+    """Run the MCP server until it is stopped: on stdin/stdout as ``token``, or as streamable HTTP at
+    http://host:port/mcp, where ``token`` is not used (``ValueError`` for a non-loopback ``host`` without
+    ``allowed_hosts``, before anything is bound)."""
+    if not http:
+        build_server(base_url, token).run()
+        return
+    server = build_server(base_url, None)
+    uvicorn.run(http_app(server, host, allowed_hosts or []), host=host, port=port,
+                log_level=server.settings.log_level.lower())

@@ -2,7 +2,8 @@
 real stack of tests/client/conftest.py (web server, qcluster, the real engine).
 
 One job for the module: a small report page (a title, two paragraphs, a 4x3 table) read once with the
-structure pipeline; the HTTP server's submit of the same file is answered with that job (the server's dedup).
+structure pipeline. The HTTP server listens on every address, as a shared one would: each request needs its
+caller's own token (401 without), reads no file of its machine, and answers only the Host names it was given.
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ import base64
 import contextlib
 import io
 import math
+import os
+import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import anyio
+import httpx2 as httpx
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -86,7 +91,7 @@ def over_stdio(portal, live, account):
 
 @contextlib.contextmanager
 def over_http(portal, url: str, token: str | None):
-    """A session with the HTTP server, sending ``token`` (None: none, so the server's own is used)."""
+    """A session with the HTTP server, sending ``token``."""
     with portal.wrap_async_context_manager(_http(url, token)) as session:
         yield Tools(portal, session)
 
@@ -118,10 +123,12 @@ def job_id(alice_stdio, report_png) -> str:
 
 @pytest.fixture(scope="module")
 def mcp_http(live, tmp_path_factory) -> str:
-    """``ocr-client mcp --http`` on a free port, started as alice; its endpoint URL."""
+    """``ocr-client mcp --http`` on every address (``--host 0.0.0.0``, reached as 127.0.0.1) on a free port,
+    started by alice (her OCR_TOKEN in its environment: never lent to a request); its endpoint URL."""
     port = free_port()
     log = tmp_path_factory.mktemp("mcp-http") / "mcp-http.log"
-    with background([OCR_CLIENT, "mcp", "--http", "--port", str(port)], live.env(live.alice), log) as process:
+    command = [OCR_CLIENT, "mcp", "--http", "--host", "0.0.0.0", "--allowed-host", "127.0.0.1", "--port", str(port)]
+    with background(command, live.env(live.alice), log) as process:
         url = f"http://127.0.0.1:{port}/mcp"
         wait_until_serving(url, process, log, timeout=30)
         yield url
@@ -156,12 +163,7 @@ def test_ocr_read_over_stdio_gives_the_text_in_reading_order_each_line_cited(liv
     assert "ocr_table gives its rows and cells]\nRegion  (page 1, line " in text  # the table's block
 
 
-def test_over_http_the_same_file_is_the_same_job_and_reads_as_markdown(live, job_id, portal, mcp_http, alice_http,
-                                                                       report_png):
-    with over_http(portal, mcp_http, None) as server_token:
-        submitted = server_token("ocr_submit", source=str(report_png), pipeline="structure")
-    assert (submitted.structured_content["job"], submitted.structured_content["reused"]) == (job_id, True)
-
+def test_over_http_a_users_own_token_reads_their_job_as_markdown(live, job_id, alice_http):
     markdown = text_of(alice_http("ocr_read", job=job_id, format="markdown", pages="1"))
 
     assert markdown.startswith(f"<!-- page 1: {link(live, job_id)} -->\n")
@@ -253,3 +255,70 @@ def test_a_file_that_is_not_there_is_a_tool_error_naming_it(alice_stdio, tmp_pat
     result = alice_stdio("ocr_submit", source=str(missing))
 
     assert f"Cannot read '{missing}'" in text_of_error(result)
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.mark.parametrize("authorization", [None, "", "Token", "Basic YWxpY2U6cHc="], ids=["none", "empty", "no key",
+                                                                                          "basic"])
+def test_over_http_a_request_without_a_token_of_its_own_is_401(mcp_http, authorization):
+    headers = {**MCP_HEADERS, **({"Authorization": authorization} if authorization is not None else {})}
+
+    answer = httpx.post(mcp_http, json=INITIALIZE, headers=headers)
+    listen = httpx.get(mcp_http, headers={k: v for k, v in headers.items() if k != "Content-Type"})
+
+    assert answer.status_code == listen.status_code == 401
+    assert answer.json()["code"] == "not_authenticated" and "Token" in answer.headers["WWW-Authenticate"]
+    assert "mcp-session-id" not in answer.headers  # the SDK never saw it: no session was made
+
+
+def test_over_http_no_local_path_is_read(alice_http, report_png, tmp_path):
+    """A FIFO's writer waits in open() until a reader opens it: a writer still waiting after the call means the
+    server never opened the path. A real file is refused the same way."""
+    fifo = tmp_path / "passport.pdf"
+    os.mkfifo(fifo)
+    opened = threading.Event()
+
+    def writer():
+        with fifo.open("wb"):  # blocks until someone opens the FIFO to read
+            opened.set()
+
+    waiting = threading.Thread(target=writer, daemon=True)
+    waiting.start()
+    try:
+        refused = [alice_http("ocr_submit", source=str(fifo)), alice_http("ocr_submit", source=str(report_png)),
+                   alice_http("ocr_submit", source=f"file://{report_png}")]
+        assert not opened.is_set() and waiting.is_alive()
+    finally:
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # lets the writer go
+        waiting.join(timeout=10)
+
+    for result in refused:
+        assert "Over HTTP, give an http(s) URL" in text_of_error(result)
+
+
+def test_over_http_a_host_header_not_allowed_is_refused(mcp_http, live):
+    headers = {**MCP_HEADERS, "Authorization": f"Token {live.alice.token}"}
+
+    rebound = httpx.post(mcp_http, json=INITIALIZE, headers={**headers, "Host": "attacker.example"})
+    cross_site = httpx.post(mcp_http, json=INITIALIZE, headers={**headers, "Origin": "http://attacker.example"})
+    allowed = httpx.post(mcp_http, json=INITIALIZE, headers=headers)
+
+    assert (rebound.status_code, rebound.text) == (421, "Invalid Host header")
+    assert (cross_site.status_code, cross_site.text) == (403, "Invalid Origin header")
+    assert allowed.status_code == 200 and allowed.headers["mcp-session-id"]
+
+
+def test_a_non_loopback_host_without_allowed_host_refuses_to_start(live):
+    port = free_port()
+
+    started = subprocess.run([OCR_CLIENT, "mcp", "--http", "--host", "0.0.0.0", "--port", str(port)],
+                             env=live.env(live.alice), capture_output=True, text=True, timeout=60)
+
+    assert started.returncode == 2
+    assert "--host 0.0.0.0 is not a loopback address" in started.stderr and "--allowed-host" in started.stderr
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"http://127.0.0.1:{port}/mcp")
