@@ -18,7 +18,7 @@ from django.core.management import CommandError, call_command
 from jobs.models import Job, WatchedFile
 from django.db import connection
 
-from jobs.services.watch import Settling, WatchOptions, watch_run, watch_step
+from jobs.services.watch import Settling, WatchMemory, WatchOptions, watch_run, watch_step
 from tests.jobs.helpers import failed_record, page_record, small_png
 from tests.jobs.test_api import run_pages
 
@@ -48,14 +48,14 @@ def watch(folders, user):
     options = WatchOptions(folder=folder, out=out, owner=user, pipeline="ocr", lang="en", formats=("txt", "pdf"),
                            settle_seconds=SETTLE)
     clock = Clock()
-    settling = Settling(SETTLE, clock=clock)
+    memory = WatchMemory(Settling(SETTLE, clock=clock))
 
     def pass_(after: float = 0.0, restarted: bool = False):
-        nonlocal settling
+        nonlocal memory
         if restarted:
-            settling = Settling(SETTLE, clock=clock)
+            memory = WatchMemory(Settling(SETTLE, clock=clock))
         clock.now += after
-        watch_step(options, settling)
+        watch_step(options, memory)
 
     return pass_
 
@@ -102,9 +102,9 @@ def test_a_finished_job_writes_its_exports_and_moves_the_original_to_done(watch,
 
     run_pages(job, [page_record(1, texts=("Dear watcher",))])
     watch()
-    assert sorted(p.name for p in out.iterdir()) == ["letter.page1.pdf", "letter.page1.txt"]
-    assert "Dear watcher" in (out / "letter.page1.txt").read_text()
-    pdf = pypdf.PdfReader(io.BytesIO((out / "letter.page1.pdf").read_bytes()))
+    assert sorted(p.name for p in out.iterdir()) == ["letter.page1.png.pdf", "letter.page1.png.txt"]
+    assert "Dear watcher" in (out / "letter.page1.png.txt").read_text()
+    pdf = pypdf.PdfReader(io.BytesIO((out / "letter.page1.png.pdf").read_bytes()))
     assert "Dear watcher" in pdf.pages[0].extract_text()
     assert [p.name for p in (folder / "done").iterdir()] == ["letter.page1.png"]
     assert not (folder / "letter.page1.png").exists()
@@ -149,7 +149,7 @@ def test_a_restarted_watcher_neither_submits_again_nor_loses_a_submitted_file(wa
 
     run_pages(job, [page_record(1, texts=("Kept across restarts",))])
     watch(restarted=True)
-    assert "Kept across restarts" in (out / "scan.txt").read_text() and (folder / "done" / "scan.png").exists()
+    assert "Kept across restarts" in (out / "scan.png.txt").read_text() and (folder / "done" / "scan.png").exists()
 
 
 def test_a_watcher_killed_between_the_exports_and_the_move_finishes_the_move(watch, folders):
@@ -157,8 +157,8 @@ def test_a_watcher_killed_between_the_exports_and_the_move_finishes_the_move(wat
     job = submitted(watch, folder)
     run_pages(job, [page_record(1)])
     # What a watcher killed right after writing the exports leaves: state exported, original in place.
-    (out / "scan.txt").parent.mkdir(parents=True)
-    (out / "scan.txt").write_text("written before the kill")
+    (out / "scan.png.txt").parent.mkdir(parents=True)
+    (out / "scan.png.txt").write_text("written before the kill")
     WatchedFile.objects.update(state=WatchedFile.State.EXPORTED)
     watch(restarted=True)
     assert (folder / "done" / "scan.png").exists() and not (folder / "scan.png").exists()
@@ -184,7 +184,7 @@ def test_a_file_replaced_while_its_job_ran_is_left_in_place_and_taken_as_a_new_f
     dropped(folder, "scan.png", small_png() + b"\0")  # another file under the same name
     run_pages(job, [page_record(1)])
     watch()
-    assert (out / "scan.txt").exists() and (folder / "scan.png").exists()
+    assert (out / "scan.png.txt").exists() and (folder / "scan.png").exists()
     assert not (folder / "done" / "scan.png").exists()
     watch()
     watch(after=SETTLE)
@@ -197,12 +197,12 @@ def test_the_same_file_dropped_again_is_exported_again_from_the_same_job(watch, 
     job = submitted(watch, folder)
     run_pages(job, [page_record(1, texts=("Once only",))])
     watch()
-    (out / "scan.txt").unlink()
+    (out / "scan.png.txt").unlink()
     dropped(folder)
     watch()
     watch(after=SETTLE)
     watch()
-    assert "Once only" in (out / "scan.txt").read_text() and Job.objects.count() == 1  # the dedup window
+    assert "Once only" in (out / "scan.png.txt").read_text() and Job.objects.count() == 1  # the dedup window
     assert list(WatchedFile.objects.values_list("state", flat=True)) == ["done", "done"]
 
 

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from jobs.services import job_options_check
 from jobs.services.watch import FORMATS, WatchOptions, watch_options_check, watch_run
+from jobs.services.watch_files import UnsafeFolder
 from ocr_engine.config import DEFAULT_LANG, DEFAULT_PIPELINE
 from ocr_engine.errors import OcrError
 from ocr_engine.pipelines import names as pipeline_names
@@ -51,6 +52,9 @@ class Command(BaseCommand):
             raise CommandError(f"[{exc.code}] {exc.message}") from None
         out.mkdir(parents=True, exist_ok=True)
         self.stdout.write(f"Watching {folder} for {owner.username}; exports ({', '.join(formats)}) to {out}.")
-        watch_run(WatchOptions(folder=folder, out=out, owner=owner, pipeline=options["pipeline"],
-                               lang=options["lang"], formats=formats, settle_seconds=options["settle_seconds"]),
-                  force_polling=True if options["poll"] else None)
+        try:
+            watch_run(WatchOptions(folder=folder, out=out, owner=owner, pipeline=options["pipeline"],
+                                   lang=options["lang"], formats=formats, settle_seconds=options["settle_seconds"]),
+                      force_polling=True if options["poll"] else None)
+        except UnsafeFolder as exc:
+            raise CommandError(str(exc)) from None
