@@ -24,6 +24,9 @@ on this machine, then sends, as an attacker would:
   client in ``X-Forwarded-For`` (only a trusted proxy's is believed).
 * the upload form refuses more files a post than it takes (400) and, its files spending the
   submit rate, bursts of them (429 with ``Retry-After`` and a sentence saying when).
+* ``ocr-client mcp --http``, started by the sweep on ``0.0.0.0`` as user a (``bench/sweep_mcp.py``): it
+  must not start without ``--allowed-host``; a request without its own token gets 401, a Host or Origin
+  not allowed 421/403; with b's token no tool reads a's job or a path of its machine.
 
 DNS rebinding, slow-drip and gzip-bomb URLs need a hostile server on a public
 address; with the default SSRF guard a local one is refused before any byte
@@ -49,6 +52,7 @@ from collections import Counter  # noqa: E402
 
 import requests  # noqa: E402
 
+from bench.sweep_mcp import mcp_http  # noqa: E402
 from tests.ocr_engine import bad_files, samples  # noqa: E402
 
 USERS = ("sweep-a", "sweep-b")
@@ -325,6 +329,7 @@ def main() -> None:
     other_users(sweep, a, b, b_web, reference)
     csrf(sweep, a_web, reference)
     deep_json(sweep, a, reference)
+    mcp_http(sweep, tokens[USERS[0]], tokens[USERS[1]], reference)
     throttling(sweep)
     upload_form_limits(sweep, b_web)  # the other user's budget: the sweep submits nothing after it
 
