@@ -27,8 +27,9 @@ from django.core.cache import cache
 logger = logging.getLogger(__name__)
 
 # Spend one call: a new budget starts at ``now``, time passing gives calls back (``max``), and a
-# budget already one ``duration`` ahead of ``now`` is not changed, so no row comes back.
-_TAKE = ("INSERT INTO budget (key, free_at) VALUES (:key, :now + :interval) "
+# budget already one ``duration`` ahead of ``now`` is not changed, so no row comes back. A new budget
+# too takes no more than it holds: a batch spends one call per member in one take.
+_TAKE = ("INSERT INTO budget (key, free_at) SELECT :key, :now + :interval WHERE :interval <= :duration "
          "ON CONFLICT (key) DO UPDATE SET free_at = max(free_at, :now) + :interval "
          "WHERE max(free_at, :now) + :interval - :now <= :duration RETURNING free_at")
 # Budgets whose time has passed are full, as absent ones are: removed now and then, so clients
@@ -85,7 +86,8 @@ class _FileBudgets:
             taken = connection.execute(_TAKE, {"key": key, "now": now, "interval": interval,
                                                "duration": duration}).fetchone()
             if taken is None:
-                (free_at,) = connection.execute("SELECT free_at FROM budget WHERE key = ?", [key]).fetchone()
+                row = connection.execute("SELECT free_at FROM budget WHERE key = ?", [key]).fetchone()
+                free_at = row[0] if row else now
                 return max(free_at, now) + interval - now - duration  # the statement's order: > 0
             self.takes += 1
             if self.takes % _FORGET_EVERY == 0:
