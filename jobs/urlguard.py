@@ -4,7 +4,8 @@ A user can name any URL; the server must not become a proxy into its own
 network (cloud metadata at 169.254.169.254, the database, admin ports). So
 every request here:
 
-* resolves the host once, refuses it unless every address is public, and then
+* resolves the host once, within the exchange's deadline (a resolver that does
+  not answer in time is a time-out, not a stalled thread), refuses it unless every address is public, and then
   connects to exactly the address it checked (the Host header and TLS
   certificate check still use the name), so a DNS answer that changes between
   check and connection (rebinding) cannot redirect it;
@@ -24,6 +25,7 @@ Intranet deployments set OCR_ALLOW_PRIVATE_URLS.
 
 from __future__ import annotations
 
+import concurrent.futures
 import errno
 import http.client
 import ipaddress
@@ -47,6 +49,13 @@ logger = logging.getLogger(__name__)
 MAX_REDIRECTS = 3
 _CHUNK = 64 * 1024
 _REDIRECTS = {301, 302, 303, 307, 308}
+# How long a web request waits for the name of a submitted URL to resolve (check_public_url).
+SUBMIT_CHECK_SECONDS = 5.0
+# getaddrinfo has no time-out of its own: it runs on these threads, and the caller waits only until its
+# deadline. A look-up that outlives it keeps its thread until the system resolver gives up
+# (resolv.conf's timeout and attempts); the pool's size bounds how many can, and later look-ups then
+# wait in its queue, within their own deadlines.
+_RESOLVER = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="urlguard-resolve")
 
 
 @dataclass(frozen=True)
@@ -61,16 +70,21 @@ class Target:
     path: str  # path and query, as sent in the request line
 
 
-def resolve_public(url: str) -> Target:
-    """Check ``url`` and pick the address to connect to; raise UrlNotAllowed / UrlFetchFailed."""
+def resolve_public(url: str, *, deadline: float) -> Target:
+    """Check ``url`` and pick the address to connect to, resolving it by ``deadline`` (``time.monotonic()``);
+    raise UrlNotAllowed / UrlFetchFailed / UrlTimedOut."""
     parts = urlsplit(url)
     _check_form(parts)
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         raise UrlNotAllowed("The URL's port is not a number from 1 to 65535.") from None
+    lookup = _RESOLVER.submit(socket.getaddrinfo, parts.hostname, port, type=socket.SOCK_STREAM)
     try:
-        infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+        infos = lookup.result(timeout=max(deadline - time.monotonic(), 0.0))
+    except concurrent.futures.TimeoutError:
+        lookup.cancel()  # still queued: never run
+        raise UrlTimedOut(f"The host {parts.hostname!r} could not be resolved in time.") from None
     except (socket.gaierror, UnicodeError):
         raise UrlFetchFailed(f"The host {parts.hostname!r} could not be resolved.") from None
     addresses = [info[4][0].split("%", 1)[0] for info in infos]
@@ -97,7 +111,8 @@ def is_public(address: str) -> bool:
     """Whether ``address`` is a public unicast one; an IPv6 form of an IPv4 address is judged by that IPv4 address."""
     ip = ipaddress.ip_address(address)
     if ip.version == 6:
-        if any(ip in network for network in _UNJUDGEABLE):
+        # Site-local (fec0::/10, deprecated by RFC 3879) is routed inside a site still; Python calls it global.
+        if ip.is_site_local or any(ip in network for network in _UNJUDGEABLE):
             return False
         if any(ip in network for network in _IPV4_IN_LAST_32_BITS):
             ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
@@ -115,7 +130,7 @@ def check_public_url(url: str) -> None:
     if settings.OCR_ALLOW_PRIVATE_URLS:
         _check_form(urlsplit(url))
     else:
-        resolve_public(url)
+        resolve_public(url, deadline=time.monotonic() + SUBMIT_CHECK_SECONDS)
 
 
 def _check_form(parts) -> None:
@@ -190,7 +205,7 @@ def request(method: str, url: str, *, deadline: float, body: bytes | None = None
     Raises UrlNotAllowed, UrlFetchFailed (coarse message), FileTooLarge or StorageFull (``sink`` is full).
     """
     for _ in range(MAX_REDIRECTS + 1):
-        target = resolve_public(url)
+        target = resolve_public(url, deadline=deadline)
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise UrlTimedOut("The server took too long to answer.")

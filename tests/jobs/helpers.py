@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.server
+import socket
 import threading
 import time
 
@@ -102,3 +104,21 @@ class Site:
 
     def close(self) -> None:
         self.server.shutdown()
+
+
+@contextlib.contextmanager
+def silent_dns(monkeypatch):
+    """A DNS server that never answers (the one outside party these tests cannot run): every look-up of a
+    name waits until the block ends, then fails as a resolver that gave up does."""
+    answer = threading.Event()
+
+    def silent(host, *args, **kwargs):
+        answer.wait(30)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", silent)
+    try:
+        yield
+    finally:
+        answer.set()
+

@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from jobs import urlguard
 from jobs.errors import UrlFetchFailed, UrlNotAllowed, UrlTimedOut
 from ocr_engine.errors import FileTooLarge
-from tests.jobs.helpers import Site, small_png
+from tests.jobs.helpers import Site, silent_dns, small_png
 
 
 @pytest.fixture
@@ -153,3 +153,36 @@ def test_ipv6_forms_of_private_ipv4_addresses_are_refused(api_client, settings, 
 def test_ipv6_forms_of_public_ipv4_addresses_pass(settings, address):
     settings.OCR_ALLOW_PRIVATE_URLS = False
     urlguard.check_public_url(f"http://[{address}]/doc.pdf")  # raises for a refused address
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("address", ["fec0::1", "fefe:1::1"])
+def test_site_local_ipv6_addresses_are_refused(api_client, settings, address):
+    settings.OCR_ALLOW_PRIVATE_URLS = False
+    response = api_client.post("/api/v1/jobs", {"file_url": f"http://[{address}]/doc.pdf"}, format="json")
+    assert response.status_code == 400 and response.json()["code"] == "url_not_allowed"
+
+
+@pytest.fixture
+def silent_resolver(monkeypatch):
+    with silent_dns(monkeypatch):
+        yield
+
+
+def test_name_resolution_is_inside_the_download_deadline(settings, silent_resolver):
+    settings.OCR_ALLOW_PRIVATE_URLS = False
+    started = time.monotonic()
+    with pytest.raises(UrlTimedOut):
+        urlguard.fetch_url("http://files.example.com/doc.pdf", io.BytesIO(), max_bytes=100, timeout=0.5)
+    assert time.monotonic() - started < 1.5
+
+
+@pytest.mark.django_db
+def test_a_submitted_url_whose_name_does_not_resolve_in_time_is_answered_promptly(
+        api_client, settings, silent_resolver, monkeypatch):
+    settings.OCR_ALLOW_PRIVATE_URLS = False
+    monkeypatch.setattr(urlguard, "SUBMIT_CHECK_SECONDS", 0.5)
+    started = time.monotonic()
+    response = api_client.post("/api/v1/jobs", {"file_url": "http://files.example.com/doc.pdf"}, format="json")
+    assert time.monotonic() - started < 1.5
+    assert response.status_code == 422 and response.json()["code"] == "url_fetch_failed"

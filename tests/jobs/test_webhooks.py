@@ -8,6 +8,7 @@ tests/e2e/test_webhooks_e2e.py lets a real qcluster do the same.
 from __future__ import annotations
 
 import ast
+import time
 from datetime import timedelta
 
 import pytest
@@ -20,7 +21,7 @@ from jobs.models import Document, Job, UserSettings, WebhookDelivery
 from jobs.webhooks import tasks, webhook_schedule_for_job
 from jobs.webhooks.services import DELIVER_TASK, webhook_sweep
 from tests.jobs.factories import JobFactory, PageResultFactory
-from tests.jobs.helpers import small_png
+from tests.jobs.helpers import silent_dns, small_png
 from tests.jobs.webhook_receiver import HANG, Receiver
 
 pytestmark = pytest.mark.django_db
@@ -164,6 +165,19 @@ def test_receiver_that_fails_twice_gets_the_third_attempt(user, receiver, api_cl
     assert rows[1]["error"] == "No response within 0.5 s." and rows[2]["delivered_at"]
     assert rows[0]["payload"]["delivery_id"] == str(delivery.delivery_id)
     assert other_api_client.get(f"/api/v1/jobs/{job.id}/webhooks").json()["code"] == "not_found"
+
+
+def test_an_attempt_at_a_name_that_does_not_resolve_ends_at_its_timeout(user, monkeypatch):
+    """The look-up is part of the attempt: a silent resolver costs the 0.5 s time-out, not the resolver's own."""
+    job = finished_job(user, "http://hooks.example.com/ocr")
+    delivery = webhook_schedule_for_job(job=job, event="job.succeeded")
+    with silent_dns(monkeypatch):
+        started = time.monotonic()
+        run_queued()
+        took = time.monotonic() - started
+    first = WebhookDelivery.objects.get(pk=delivery.pk)
+    assert (first.status, first.error) == ("failed", "No response within 0.5 s.") and took < 1.5
+    assert timedelta(seconds=9) < first.next_attempt_at - first.attempted_at < timedelta(seconds=11)
 
 
 def test_gives_up_after_max_attempts(user, receiver, settings):
