@@ -1,4 +1,4 @@
-"""``python -m ocr_engine FILE``: OCR a PDF or image from the shell.
+"""``python -m ocr_engine FILE``: OCR a PDF or image from the shell (``fields``: ``ocr_engine.fields.cli``).
 
 Exit status: 0 on success, 2 for unusable input or options (the error's code and
 message are printed on stderr), 3 when the engine cannot run here, 1 otherwise.
@@ -9,7 +9,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from . import exports
 from . import pipelines
@@ -17,6 +20,7 @@ from .config import (
     BACKENDS, DEFAULT_LANG, DEFAULT_PIPELINE, DEFAULT_SCALE, ORIENTATION_MODES, TEXT_LAYER_MODES, EngineConfig,
 )
 from .errors import EngineUnavailable, InputError, OcrError
+from .schema import DocumentResult, Page
 
 # The CLI says "text", the exports module and the API say "txt".
 FORMAT_ALIASES = {"text": "txt", "markdown": "md", "xml": "alto"}
@@ -34,9 +38,8 @@ def default_models_dir() -> Path | None:
     return local if is_pack(local) else None
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m ocr_engine", description="OCR a PDF or image with PaddleOCR.")
-    parser.add_argument("file", type=Path, help="PDF, PNG, JPEG, TIFF, BMP or WebP")
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that say how a file is read: shared by OCR and ``fields``."""
     parser.add_argument("--pipeline", choices=pipelines.names(), default=DEFAULT_PIPELINE)
     parser.add_argument("--lang", default=DEFAULT_LANG, help=f"PaddleOCR language code (default: {DEFAULT_LANG})")
     parser.add_argument("--text-layer", choices=TEXT_LAYER_MODES, default="auto",
@@ -45,8 +48,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="auto: turn and deskew scanned pages; none: take pages as they are")
     parser.add_argument("--pages", default=None, help="page range such as 1-3,7 (default: all)")
     parser.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="PDF render scale; 2 = 144 DPI")
-    parser.add_argument("--format", choices=CLI_FORMATS, default="json",
-                        help="pdfa: the searchable PDF as PDF/A-2b, born-digital pages kept as they are")
     parser.add_argument("-o", "--output", type=Path, default=None, help="output file (default: stdout)")
     parser.add_argument("--password", default=None, help="password of an encrypted PDF")
     parser.add_argument("--backend", choices=BACKENDS, default="onnxruntime")
@@ -55,13 +56,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="offline model pack (default: $OCR_MODELS_DIR or ./models)")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for inference")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m ocr_engine", description="OCR a PDF or image with PaddleOCR.")
+    parser.add_argument("file", type=Path, help="PDF, PNG, JPEG, TIFF, BMP or WebP")
+    parser.add_argument("--format", choices=CLI_FORMATS, default="json",
+                        help="pdfa: the searchable PDF as PDF/A-2b, born-digital pages kept as they are")
+    add_engine_arguments(parser)
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+def run_reporting_errors(run, args: argparse.Namespace) -> int:
+    """``run(args)``, with the engine's errors printed on stderr as exit codes 2, 3 and 1 (module docstring)."""
     try:
-        return _run(args)
+        return run(args)
     except InputError as exc:
         print(f"error [{exc.code}]: {exc.message}", file=sys.stderr)
         return 2
@@ -73,14 +82,18 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-def _run(args: argparse.Namespace) -> int:
+def main(argv: list[str] | None = None) -> int:
+    return run_reporting_errors(_run, parse_args(argv))
+
+
+@contextmanager
+def read_file(args: argparse.Namespace) -> Iterator[tuple[Any, EngineConfig, list[Page], DocumentResult]]:
+    """Read ``args.file`` with the engine as ``args`` say; yields the open document, the config, pages and result."""
     from tqdm import tqdm
 
     from .engine import Engine, assemble_document
     from .inputs import open_document
-    from .orientation import straighten
 
-    fmt, pdfa = exports.export_of(FORMAT_ALIASES.get(args.format, args.format))
     config_kwargs = dict(pipeline=args.pipeline, lang=args.lang, backend=args.backend, device=args.device,
                          scale=args.scale, text_layer=args.text_layer, orientation=args.orientation,
                          models_dir=args.models_dir or default_models_dir())
@@ -103,15 +116,27 @@ def _run(args: argparse.Namespace) -> int:
             "filename": document.filename, "media_type": document.media_type, "sha256": document.sha256,
             "page_count": document.page_count,
         })
+        yield document, config, pages, result
+
+
+def write_output(args: argparse.Namespace, data: bytes, pages: int) -> None:
+    if args.output:
+        args.output.write_bytes(data)
+        print(f"wrote {args.output} ({pages} pages)", file=sys.stderr)
+    else:
+        sys.stdout.buffer.write(data)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .orientation import straighten
+
+    fmt, pdfa = exports.export_of(FORMAT_ALIASES.get(args.format, args.format))
+    with read_file(args) as (document, config, pages, result):
         # The engine read each page turned and deskewed as its result records; the
         # searchable PDF must show that same frame, or the text layer would not line up.
         by_number = {page.page_number: page for page in pages}
         data = exports.render(result, fmt, page_image=lambda n: straighten(
             document.render(n, scale=config.scale), by_number[n].rotation, by_number[n].skew),
             pdfa=pdfa, source_pdf=args.file if pdfa and document.kind == "pdf" else None)
-    if args.output:
-        args.output.write_bytes(data)
-        print(f"wrote {args.output} ({len(numbers)} pages)", file=sys.stderr)
-    else:
-        sys.stdout.buffer.write(data)
+    write_output(args, data, len(pages))
     return 0
