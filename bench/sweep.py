@@ -24,6 +24,8 @@ on this machine, then sends, as an attacker would:
   client in ``X-Forwarded-For`` (only a trusted proxy's is believed).
 * the upload form refuses more files a post than it takes (400) and, its files spending the
   submit rate, bursts of them (429 with ``Retry-After`` and a sentence saying when).
+* batches (``bench/sweep_batches.py``): bzip2 and LZMA members, a directory claiming a million
+  entries, a member name of 65,000 characters: each refused at once with its code.
 * ``ocr-client mcp --http``, started by the sweep on ``0.0.0.0`` as user a (``bench/sweep_mcp.py``): it
   must not start without ``--allowed-host``; a request without its own token gets 401, a Host or Origin
   not allowed 421/403; with b's token no tool reads a's job or a path of its machine.
@@ -52,6 +54,7 @@ from collections import Counter  # noqa: E402
 
 import requests  # noqa: E402
 
+from bench.sweep_batches import batch_probes  # noqa: E402
 from bench.sweep_mcp import mcp_http  # noqa: E402
 from tests.ocr_engine import bad_files, samples  # noqa: E402
 
@@ -322,6 +325,7 @@ def main() -> None:
     accepted = submit_files(sweep, a, args.pause)
     ssrf(sweep, a)
     big_bodies(sweep)
+    batch_probes(sweep, a)
     reference = a.post(f"{sweep.url}/api/v1/jobs", files={"file": ("mine.png", _png())},
                        data={"pipeline": "ocr"}, timeout=60).json()["id"]
     wait_for_jobs(sweep, a, [reference, *accepted], args.job_timeout)

@@ -26,6 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
 # Debian's chromium, never a downloaded browser; flags that keep it off the network and quiet.
 CHROMIUM = "/usr/bin/chromium"
+WS_MAX_SIZE = 4096  # uvicorn's --ws-max-size, as `make run` and docker/ start it (tests/deploy checks they agree)
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -84,7 +85,7 @@ def background(args: list[str], env: dict[str, str], log: Path):
 def uvicorn_command(port: int, *options: str) -> list[str]:
     """The web server as `make run` starts it (less its worker processes), on ``port``."""
     return [sys.executable, "-m", "uvicorn", "ocrsite.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-            "--no-proxy-headers", *options]
+            "--no-proxy-headers", "--ws-max-size", str(WS_MAX_SIZE), *options]
 
 
 @contextlib.contextmanager
@@ -98,10 +99,10 @@ def web_server(env: dict[str, str], log: Path, ready_path: str = "/accounts/logi
 
 
 @contextlib.contextmanager
-def embedded_default(tmp_path: Path):
+def embedded_default(tmp_path: Path, worker: bool = True):
     """What `make run` gives with no DATABASE_URL or REDIS_URL: SQLite, channels-lite, the ORM broker,
-    a worker and the server's two processes. Yields (base URL, the bootstrap admin's API token, the manage.py
-    command and environment, for checks afterwards)."""
+    a worker (unless not ``worker``) and the server's two processes. Yields (base URL, the bootstrap admin's
+    API token, the manage.py command and environment, for checks afterwards)."""
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CHANNEL_LAYER_PREFIX", "Q_BROKER")}
     env.update({
         "DJANGO_SETTINGS_MODULE": "ocrsite.settings.base",
@@ -116,7 +117,7 @@ def embedded_default(tmp_path: Path):
     bootstrap = subprocess.run([*manage, "ocr_bootstrap"], cwd=REPO, env=env, check=True, capture_output=True,
                                text=True)
     token = re.search(r"API token: (\w+)", bootstrap.stdout).group(1)
-    with background([*manage, "qcluster"], env, tmp_path / "qcluster.log"), \
+    with background([*manage, "qcluster"], env, tmp_path / "qcluster.log") if worker else contextlib.nullcontext(), \
             web_server(env, tmp_path / "web.log", "/api/v1/pipelines", "--workers", "2") as base:
         yield base, token, manage, env
 
