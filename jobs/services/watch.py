@@ -112,9 +112,9 @@ class WatchMemory:
         try:
             yield
         except Refused as exc:
-            self._now.add(str(exc))
-            if str(exc) not in self._said:
+            if str(exc) not in self._said | self._now:
                 logger.warning("watch: refused: %s", exc)
+            self._now.add(str(exc))
 
     def pass_done(self) -> None:
         self._said, self._now = self._now, set()

@@ -101,22 +101,27 @@ def test_a_link_planted_in_place_of_done_while_running_is_refused_logged_once_an
     untouched(outside)
 
 
-def test_a_link_planted_in_place_of_failed_while_running_is_refused_and_the_file_stays(watch, folders, outside):
+def test_a_link_planted_in_place_of_failed_while_running_is_refused_and_the_files_stay(watch, folders, outside,
+                                                                                     caplog):
     folder, _ = folders
     dropped(folder, "notes.png", b"not an image")
+    dropped(folder, "memo.png", b"not an image either")
     (folder / "failed").mkdir()
     link(folder / "failed", outside)
-    watch()
-    watch(after=SETTLE)
-    watch()
+    with caplog.at_level(logging.WARNING, logger="jobs.services.watch"):
+        watch()
+        watch(after=SETTLE)
+        watch()
     untouched(outside)
-    row = WatchedFile.objects.get()
-    assert (folder / "notes.png").exists() and row.error_code == "unsupported_file_type"
-    assert row.state == WatchedFile.State.SEEN
+    rows = WatchedFile.objects.all()
+    assert {row.error_code for row in rows} == {"unsupported_file_type"}
+    assert {row.state for row in rows} == {WatchedFile.State.SEEN}
+    assert (folder / "notes.png").exists() and (folder / "memo.png").exists()
+    assert sum("failed/ is not a folder" in r.getMessage() for r in caplog.records) == 1  # two files, three passes
 
     (folder / "failed").unlink()
     watch()
-    assert names(folder / "failed") == [b"notes.png", b"notes.png.error.txt"]
+    assert names(folder / "failed") == [b"memo.png", b"memo.png.error.txt", b"notes.png", b"notes.png.error.txt"]
     untouched(outside)
 
 
