@@ -50,7 +50,7 @@ from ocr_client.version import __version__
 
 __all__ = [
     "SCHEMA_VERSION", "AsyncClient", "AsyncJob", "AuthError", "BadRequest", "Client", "Conflict", "ConnectionFailed",
-    "Correction", "EditAnswer", "EngineInfo", "ForeignLink", "Job", "Line", "NotFound", "OcrClientError", "Page", "Progress",
-    "RateLimited", "Refused", "Region", "Result", "RetryPolicy", "SchemaMismatch", "SearchHit", "ServerError",
-    "ServerUnavailable", "Table", "TableCell", "WaitTimeout", "Word", "__version__",
+    "Correction", "EditAnswer", "EngineInfo", "ForeignLink", "Job", "Line", "NotFound", "OcrClientError", "Page",
+    "Progress", "RateLimited", "Refused", "Region", "Result", "RetryPolicy", "SchemaMismatch", "SearchHit",
+    "ServerError", "ServerUnavailable", "Table", "TableCell", "WaitTimeout", "Word", "__version__",
 ]

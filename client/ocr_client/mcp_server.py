@@ -19,8 +19,8 @@ from pydantic import Field
 
 from ocr_client import mcp_tools
 from ocr_client.client import Client
-from ocr_client.mcp_http import http_app, token_of
 from ocr_client.errors import OcrClientError, WaitTimeout
+from ocr_client.mcp_http import http_app, token_of
 
 INSTRUCTIONS = """OCR of the user's documents on their OCR server. Submit a file or URL (ocr_submit), wait for it
 (ocr_status), then read it (ocr_read), search it or all of the user's documents (ocr_find), take a table
@@ -65,11 +65,12 @@ def build_server(base_url: str, token: str | None) -> MCPServer:
             yield client
 
     @server.tool(description="Submit a document for OCR: an http(s) URL that the OCR server downloads, or (only "
-                             "when this MCP server runs over stdio) an absolute file path on its machine. Answers the job's id at once; then "
-                             "call ocr_status with wait_seconds until it is finished, and read it with ocr_read, "
-                             "ocr_find, ocr_table or ocr_crop.")
+                             "when this MCP server runs over stdio) an absolute file path on its machine. Answers "
+                             "the job's id at once; then call ocr_status with wait_seconds until it is finished, "
+                             "and read it with ocr_read, ocr_find, ocr_table or ocr_crop.")
     def ocr_submit(
-        source: Annotated[str, Field(description="A file's path (PDF, PNG, JPEG, TIFF, ...) or an http(s) URL.")],
+        source: Annotated[str, Field(description="An http(s) URL, or over stdio a file's path (PDF, PNG, JPEG, "
+                                                   "TIFF, ...).")],
         ctx: Context,
         pipeline: Annotated[str | None, Field(description="'ocr' (lines) or 'structure' (layout and tables); "
                                                           "the server's default when omitted.")] = None,

@@ -74,8 +74,8 @@ def job(n: int) -> dict:
 
 
 def hit(n: int) -> dict:
-    return {"job": f"job-{n}", "page": 1, "line_id": "p1-l1", "text": "stone bridges", "snippet": "stone bridges", "polygon": [],
-            "confidence": 0.9, "region_type": "text", "links": {}}
+    return {"job": f"job-{n}", "page": 1, "line_id": "p1-l1", "text": "stone bridges", "snippet": "stone bridges",
+            "polygon": [], "confidence": 0.9, "region_type": "text", "links": {}}
 
 
 FOREIGN_LINKS = {
@@ -93,8 +93,8 @@ def plant(api: Recorder, elsewhere: Recorder, link: str, route: str = "jobs", it
     on either server (so that following it would succeed). Returns the link as planted."""
     api_port, elsewhere_port = api.server_address[1], elsewhere.server_address[1]
     link = link.format(api=api.base, elsewhere=elsewhere.base, api_port=api_port, elsewhere_port=elsewhere_port)
-    api.pages[f"/api/v1/{route}" + ("?q=bridges" if route == "search" else "")] = {"results": [item(1)],
-                                                                                   "next": link}
+    first = f"/api/v1/{route}" + ("?q=bridges" if route == "search" else "")
+    api.pages[first] = {"results": [item(1)], "next": link}
     second = {"results": [item(2)], "next": None}
     for server in (api, elsewhere):
         server.pages.update({f"/api/v1/{route}?page=2": second, "/admin/?page=2": second})
