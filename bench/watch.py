@@ -12,7 +12,7 @@ same worker cluster:
 * ``API``: one client submits every file (``POST /api/v1/jobs``, one keep-alive connection), then, in
   the same order, waits for each job (``GET /jobs/{id}?wait=50``) and downloads ``export.txt``.
 * ``watcher``: a running ``ocr_watch`` (started, and its Django loaded, before the clock) on a fresh
-  folder; the files are written into it, the clock stops once every ``<stem>.txt`` is in the output
+  folder; the files are written into it, the clock stops once every ``<name>.txt`` is in the output
   folder and every original has moved to ``done/``. Its figure includes the settle interval
   (``--settle-seconds``, the command's default 2 s) once per batch.
 
