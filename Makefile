@@ -64,7 +64,8 @@ system-deps:
 # ORM broker) unless DATABASE_URL / REDIS_URL are set. The key is generated once into
 # var/ whatever the database (SECRET_KEY_FILE; every manage.py command of the embedded
 # default finds it too). Loopback only unless HOST says otherwise. uvicorn serves HTTP and
-# WebSockets in WEB_CONCURRENCY processes, restarting any that dies; forwarded headers
+# WebSockets in WEB_CONCURRENCY processes, restarting any that dies (a client's WebSocket frame
+# over WS_MAX_SIZE bytes closes its socket: ours only send); forwarded headers
 # are trusted only from FORWARDED_ALLOW_IPS (uvicorn reads it), none by default. The worker
 # cluster is started again whenever it ends other than by a stop (jobs/cluster_watch.py).
 # /metrics without METRICS_TOKEN is public (METRICS_PUBLIC): fine on loopback; with HOST elsewhere
@@ -73,6 +74,7 @@ HOST ?= 127.0.0.1
 LOOPBACK := 127.0.0.1 localhost ::1 [::1]
 METRICS_PUBLIC_DEFAULT := $(if $(filter $(HOST),$(LOOPBACK)),true,false)
 WEB_CONCURRENCY ?= 2
+WS_MAX_SIZE := 4096
 run: venv models
 	@export ALLOWED_HOSTS="$${ALLOWED_HOSTS:-localhost,127.0.0.1,[::1]}" SECRET_KEY_FILE="$${SECRET_KEY_FILE:-$(CURDIR)/var/secret_key}" \
 		METRICS_PUBLIC="$${METRICS_PUBLIC:-$(METRICS_PUBLIC_DEFAULT)}"; \
@@ -86,7 +88,7 @@ run: venv models
 	    echo "The worker cluster ended with status $$?; starting it again."; sleep 1; done ) & cluster=$$!; \
 	trap 'kill $$cluster 2>/dev/null || :; wait $$cluster || :' EXIT INT TERM; \
 	DB_POOL_SIZE="$${DB_POOL_SIZE:-8}" $(PY) -m uvicorn ocrsite.asgi:application --host $(HOST) --port $(PORT) \
-		--workers $(WEB_CONCURRENCY) $$([ -n "$${FORWARDED_ALLOW_IPS:-}" ] && echo --proxy-headers || echo --no-proxy-headers)
+		--workers $(WEB_CONCURRENCY) --ws-max-size $(WS_MAX_SIZE) $$([ -n "$${FORWARDED_ALLOW_IPS:-}" ] && echo --proxy-headers || echo --no-proxy-headers)
 
 # Then the platform's own tests once more on the embedded default's SQLite (the database of
 # `make run`), where an ORM query or SQL statement can behave unlike PostgreSQL.

@@ -197,7 +197,7 @@ def free_port() -> int:
 def start_web(root: Path, env: dict[str, str], port: int, workers: int) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "ocrsite.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-         "--workers", str(workers), "--no-proxy-headers", "--log-level", "warning"],
+         "--workers", str(workers), "--no-proxy-headers", "--ws-max-size", "4096", "--log-level", "warning"],
         cwd=root, env=env, start_new_session=True)
 
 

@@ -12,6 +12,10 @@ Server -> client only; every message is JSON and carries the job's ``status``:
 * on ``ws/jobs/`` only, ``{"event": "batch", "status", "batch": {...}}`` as a
   batch of the user's moves on (``jobs.progress.publish_batch``).
 
+Frames a client sends are dropped unread: nothing here is asked of the client,
+and parsing a frame (JSON, up to uvicorn's ``--ws-max-size``) would only spend
+the event loop's time.
+
 A socket for a job the user may not see, or without a user, is refused at the
 handshake (HTTP 403): nobody learns whether the job exists. An open socket is
 closed by the server with ``4401`` when the API token it opened with is replaced
@@ -59,6 +63,9 @@ class JobConsumer(AsyncJsonWebsocketConsumer):
         for name in self.joined:
             await self.channel_layer.group_add(name, self.channel_name)
         return key is None or await _token_exists(key)
+
+    async def receive(self, text_data=None, bytes_data=None):
+        """Drop the client's frame without decoding it (the JSON consumer's ``receive`` would parse it)."""
 
     async def disconnect(self, code):
         for name in self.joined:

@@ -20,6 +20,7 @@ from django.core.management import get_commands, load_command_class
 from uvicorn.main import main as uvicorn_main
 
 from jobs.observability.keda import GPU_QUEUE_DEPTH_SQL
+from tests.e2e.conftest import WS_MAX_SIZE as E2E_WS_MAX_SIZE
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
@@ -196,7 +197,7 @@ def test_the_web_port_is_the_same_everywhere():
     web = compose()["services"]["web"]
     port = web_port(web["command"])
     assert int(expose) == port
-    assert web["ports"] == [f"{port}:{port}"]
+    assert web["expose"] == [str(port)]
     assert f"http://localhost:{port}/readyz" in " ".join(web["healthcheck"]["test"])
 
     [container] = pod_specs()["ocr-web"]["containers"]
@@ -207,6 +208,23 @@ def test_the_web_port_is_the_same_everywhere():
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
     [service_port] = k8s("Service")["ocr-web"]["spec"]["ports"]
     assert service_port["targetPort"] in ports
+
+
+def test_compose_publishes_only_the_proxy():
+    """A published web port would bypass the proxy's TLS, body limits and rate of requests."""
+    published = {name: svc["ports"] for name, svc in compose()["services"].items() if svc.get("ports")}
+    assert published == {"proxy": ["80:80", "443:443"]}
+
+
+def test_every_web_server_refuses_large_websocket_frames():
+    """Our WebSockets only send: a client's frame over the limit closes its socket before it is buffered."""
+    [make_limit] = re.findall(r"^WS_MAX_SIZE := (\d+)$", (REPO / "Makefile").read_text(), re.MULTILINE)
+    assert "--ws-max-size $(WS_MAX_SIZE)" in (REPO / "Makefile").read_text()
+    assert str(E2E_WS_MAX_SIZE) == make_limit and int(make_limit) <= 64 * 1024
+    web_servers = [(where, argv) for where, argv in project_commands() if argv[0] == "uvicorn"]
+    assert {where for where, _ in web_servers} >= {"compose web", "k8s ocr-web", "Dockerfile CMD"}
+    for where, argv in web_servers:
+        assert uvicorn_main.make_context("uvicorn", argv[1:]).params["ws_max_size"] == int(make_limit), where
 
 
 def test_the_web_takes_client_addresses_from_its_proxy_only():

@@ -105,6 +105,31 @@ def test_job_socket_forwards_worker_events_in_order(application, user):
     assert "type" not in first_page
 
 
+def test_frames_from_the_client_are_dropped_unread_and_events_still_arrive(application, user):
+    job = JobFactory(owner=user, document__page_count=1)
+    headers = token_headers(user)
+
+    async def scenario():
+        ws = WebsocketCommunicator(application, f"/ws/jobs/{job.pk}/", headers=headers)
+        assert (await ws.connect())[0]
+        messages = [await ws.receive_json_from(TIMEOUT)]
+        await ws.send_to(text_data="{not json" + "x" * 3000)  # would fail a JSON decoder
+        await ws.send_to(bytes_data=b"\x00\xff" * 100)
+        assert await ws.receive_nothing(0.3)  # no answer, no close
+
+        @database_sync_to_async
+        def cancel():
+            services.job_cancel(job=Job.objects.get(pk=job.pk), by=TESTER)
+
+        await cancel()
+        messages.append(await ws.receive_json_from(TIMEOUT))
+        await ws.disconnect()
+        return messages
+
+    messages = run(scenario)
+    assert [(m["event"], m["status"]) for m in messages] == [("state", "queued"), ("canceled", "canceled")]
+
+
 def test_another_users_job_is_refused_at_the_handshake(application, user, other_user):
     job = JobFactory(owner=other_user)
     attempts = (
