@@ -243,3 +243,14 @@ def test_the_running_watcher_survives_a_name_watchfiles_cannot_decode(folders, u
         stop.set()
         watcher.join(timeout=10)
     assert not watcher.is_alive()
+
+
+def test_a_file_over_the_upload_limit_goes_to_failed_unread(watch, folders, settings):
+    folder, _ = folders
+    settings.OCR_MAX_UPLOAD_BYTES = 100
+    dropped(folder, "big.png")
+    watch()
+    watch(after=SETTLE)
+    assert (folder / "failed" / "big.png.error.txt").read_text().startswith("file_too_large: ")
+    row = WatchedFile.objects.get()
+    assert row.state == WatchedFile.State.FAILED and row.sha256 == "" and not Job.objects.exists()
