@@ -9,8 +9,9 @@ from stdnum import iban as _iban
 from stdnum.eu import vat as _vat
 from stdnum.exceptions import ValidationError
 
-# A run of characters that may hold an IBAN or a VAT number printed in groups.
-_CANDIDATE = re.compile(r"[A-Za-z]{2}[\s.\-]?[0-9A-Za-z][0-9A-Za-z\s.\-]{5,40}")
+# Where an IBAN or a VAT number printed in groups may start: at any two letters, for a
+# label may be glued to it ("IBANDE89...") and the check digits tell the true start.
+_CANDIDATE = re.compile(r"(?=([A-Za-z]{2}[\s.\-]?[0-9A-Za-z][0-9A-Za-z\s.\-]{5,40}))")
 
 
 def _compact(text: str) -> str:
@@ -36,14 +37,15 @@ def check_vat(text: str) -> str | None:
 
 
 def ids_in(text: str, kind: str) -> list[str]:
-    """Every valid IBAN or VAT number (``kind``) in ``text``, compact; the longest valid prefix of each run."""
+    """Every valid IBAN or VAT number (``kind``) in ``text``, compact: the longest valid run from each start."""
     check = check_iban if kind == "iban" else check_vat
-    found = []
+    found: list[str] = []
     for m in _CANDIDATE.finditer(text):
-        chars = _compact(m.group())
+        chars = _compact(m.group(1))
         for end in range(len(chars), 5, -1):
             if check(chars[:end]) is None:
-                found.append(chars[:end])
+                if not any(chars[:end] in other for other in found):
+                    found.append(chars[:end])
                 break
     return found
 

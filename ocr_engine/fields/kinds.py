@@ -34,7 +34,8 @@ def read(spec: FieldSpec, text: str, lang: str) -> Any:
     if spec.kind == "enum":
         words = f" {fold(text)} "
         return next((v for v in spec.enum if f" {fold(v)} " in words), None)
-    value = text.strip(" :#-–—|\t")
+    # What separates a label from its value on one line: "Our ref.: AB-12", "No. 17", "Kunde - ACME".
+    value = text.lstrip(" :.#-–—|\t").strip()
     return value or None
 
 
