@@ -128,7 +128,7 @@ def watch_step(options: WatchOptions, memory: WatchMemory) -> None:
     in_flight = {name for name, row in active.items() if row.state != WatchedFile.State.SEEN or row.error_code}
     with opened_dir(options.folder) as folder_fd:
         files = {name: sig for name, sig in folder_files(folder_fd).items() if name not in in_flight}
-        problems = name_problems(files, taken=active, formats=options.formats)
+        problems = name_problems(files, taken=in_flight, formats=options.formats)
         for name in memory.settling.stable(files):
             with memory.refusals():
                 if name in problems:
@@ -194,7 +194,7 @@ def file_submit(options: WatchOptions, folder_fd: int, name: str, signature: Sig
         content = read_settled(folder_fd, name, signature, max_bytes=settings.OCR_MAX_UPLOAD_BYTES)
     except FileNotFoundError:
         return  # moved away since it was listed
-    except OcrError as exc:  # too large
+    except OcrError as exc:  # hard-linked, too large
         failure = (exc.code, exc.message)
     except OSError as exc:  # e.g. no permission to read it: said in failed/, not retried every pass
         failure = ("unreadable_file", f"The watcher could not read the file: {exc.strerror}.")

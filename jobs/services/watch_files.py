@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from ocr_engine.errors import FileTooLarge
+from ocr_engine.errors import FileTooLarge, InputError
 
 NAME_MAX = 255  # bytes in a file name (every Linux file system)
 ERROR_SUFFIX = ".error.txt"  # failed/<name>.error.txt: why the file is there
@@ -124,7 +124,8 @@ def folder_files(folder_fd: int) -> dict[str, Signature]:
 
 def read_settled(folder_fd: int, name: str, signature: Signature, *, max_bytes: int) -> bytes | None:
     """The content of the regular file ``name`` that settled at ``signature``, read through one descriptor;
-    None when it changed since (it settles again first). Refused when something else took its name."""
+    None when it changed since (it settles again first). Refused when something else took its name; an
+    InputError for a file the watcher does not take (hard-linked, too large)."""
     try:
         fd = os.open(name, READ_FLAGS, dir_fd=folder_fd)
     except OSError as exc:
@@ -137,6 +138,9 @@ def read_settled(folder_fd: int, name: str, signature: Signature, *, max_bytes: 
             raise Refused(f"{shown_name(name)} is no longer a regular file; left alone.")
         if (info.st_size, info.st_mtime_ns) != signature:
             return None
+        if info.st_nlink > 1:  # a writer's hard link to a file it may not read, which the watcher may
+            raise InputError("The file has other names (hard links); the watcher takes files of one name only.",
+                             code="file_hard_linked")
         if info.st_size > max_bytes:
             raise FileTooLarge(f"The file is {info.st_size} bytes; the limit is {max_bytes}.")
         content = fh.read(info.st_size + 1)

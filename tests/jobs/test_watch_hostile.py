@@ -254,3 +254,25 @@ def test_a_file_over_the_upload_limit_goes_to_failed_unread(watch, folders, sett
     assert (folder / "failed" / "big.png.error.txt").read_text().startswith("file_too_large: ")
     row = WatchedFile.objects.get()
     assert row.state == WatchedFile.State.FAILED and row.sha256 == "" and not Job.objects.exists()
+
+
+def test_a_hard_link_to_a_file_outside_goes_to_failed_unread(watch, folders, outside):
+    folder, _ = folders
+    (outside / "scan.png").write_bytes(small_png())  # a file a writer may not read, which the watcher may
+    os.link(outside / "scan.png", folder / "scan.png")
+    watch()
+    watch(after=SETTLE)
+    assert (folder / "failed" / "scan.png.error.txt").read_text().startswith("file_hard_linked: ")
+    assert not Job.objects.exists() and (outside / "scan.png").read_bytes() == small_png()
+
+
+def test_a_restarted_watcher_submits_a_file_it_had_only_seen(watch, folders, user):
+    folder, _ = folders
+    dropped(folder)
+    # What a watcher killed between saving the row and committing the job leaves.
+    WatchedFile.objects.create(folder=str(folder), name="scan.png", size_bytes=(folder / "scan.png").stat().st_size,
+                               mtime_ns=(folder / "scan.png").stat().st_mtime_ns, sha256="0" * 64)
+    watch(restarted=True)
+    watch(after=SETTLE)
+    row = WatchedFile.objects.get()
+    assert row.state == WatchedFile.State.SUBMITTED and row.job is not None and not row.error_code
