@@ -146,7 +146,8 @@ def watch_step(options: WatchOptions, memory: WatchMemory) -> None:
     memory.pass_done()
 
 
-def name_problems(names: Iterable[str], *, taken: Iterable[str], formats: tuple[str, ...]) -> dict[str, tuple[str, str]]:
+def name_problems(names: Iterable[str], *, taken: Iterable[str],
+                  formats: tuple[str, ...]) -> dict[str, tuple[str, str]]:
     """``{name: (code, detail)}`` for the names the watcher refuses: one of its subfolders', not UTF-8 (the
     database, the exports' readers), too long for its exports' and error file's names, or whose exports
     would have the name of another file's (``taken``: the files in progress, then the others by name)."""
