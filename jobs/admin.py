@@ -173,7 +173,8 @@ class LineCorrectionAdmin(ReadOnlyAdmin):
 
 @admin.register(UserSettings)
 class UserSettingsAdmin(admin.ModelAdmin):
-    list_display = ("user", "default_webhook_url", "max_pages_per_day", "max_storage_bytes", "retention_days")
+    list_display = ("user", "default_webhook_url", "max_pages_per_day", "max_storage_bytes", "max_queued_url_jobs",
+                    "retention_days")
     exclude = ("webhook_secret",)  # a secret is shown to its owner only, once, on the settings page
 
 

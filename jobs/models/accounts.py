@@ -23,6 +23,9 @@ class UserSettings(models.Model):
     max_storage_bytes = models.PositiveBigIntegerField(null=True, blank=True, help_text=(
         "Bytes this user may keep stored: documents, page images, built exports. Empty: the site default; "
         "0: no limit."))
+    max_queued_url_jobs = models.PositiveIntegerField(null=True, blank=True, help_text=(
+        "file_url jobs this user may have queued or running at once. Empty: the site default "
+        "(OCR_MAX_QUEUED_URL_JOBS); 0: no limit."))
     retention_days = models.PositiveIntegerField(null=True, blank=True, help_text=(
         "Days this user's finished jobs are kept. Empty: the site default (OCR_RETENTION_DAYS); 0: kept."))
 

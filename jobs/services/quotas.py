@@ -1,4 +1,5 @@
-"""Per-user quotas, checked when a job is created: pages per day and stored bytes (documents, page images, exports)."""
+"""Per-user quotas, checked when a job is created: pages per day and stored bytes (documents, page images, exports),
+and ``file_url`` jobs queued or running at once (their pages are not known until a worker has the file)."""
 
 from __future__ import annotations
 
@@ -21,12 +22,14 @@ class Quotas:
 
     pages_per_day: int
     storage_bytes: int
+    queued_url_jobs: int
 
     @classmethod
     def of(cls, own: UserSettings | None) -> Quotas:
         """From the user's ``UserSettings`` (None when they have none)."""
         return cls(pages_per_day=_limit(own and own.max_pages_per_day, settings.OCR_QUOTA_PAGES_PER_DAY),
-                   storage_bytes=_limit(own and own.max_storage_bytes, settings.OCR_QUOTA_STORAGE_BYTES))
+                   storage_bytes=_limit(own and own.max_storage_bytes, settings.OCR_QUOTA_STORAGE_BYTES),
+                   queued_url_jobs=_limit(own and own.max_queued_url_jobs, settings.OCR_MAX_QUEUED_URL_JOBS))
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,20 @@ def quota_check(*, quotas: Quotas, usage: Usage, pages: int, size_bytes: int) ->
     if quotas.storage_bytes and usage.stored_bytes + size_bytes > quotas.storage_bytes:
         raise QuotaExceeded(f"This upload would make {usage.stored_bytes + size_bytes} stored bytes; your quota "
                             f"is {quotas.storage_bytes}. Delete old jobs to make room.")
+
+
+def queued_url_jobs_check(*, owner, quotas: Quotas) -> None:
+    """Raise ``QuotaExceeded`` when ``owner`` already has ``quotas.queued_url_jobs`` file_url jobs not finished.
+
+    Called, like ``quota_check``, inside the transaction that creates the job, after the owner's row is locked.
+    """
+    if not quotas.queued_url_jobs:
+        return
+    waiting = (Job.objects.filter(owner=owner, status__in=Job.ACTIVE_STATUSES)
+               .exclude(document__source_url="").count())
+    if waiting >= quotas.queued_url_jobs:
+        raise QuotaExceeded(f"You have {waiting} file_url jobs queued or running; the limit is "
+                            f"{quotas.queued_url_jobs}. Submit more once some have finished.")
 
 
 def stored_bytes_change(owner_id: int, by: int) -> None:

@@ -20,7 +20,7 @@ from jobs.engines.config import engine_config
 from jobs.models import Document, Job, UserSettings
 from jobs.queue import cluster_for, enqueue_job
 from jobs.services.documents import CheckedDocument, Upload, clean_file_name, document_check, document_store
-from jobs.services.quotas import Quotas, Usage, quota_check, stored_bytes_change
+from jobs.services.quotas import Quotas, Usage, queued_url_jobs_check, quota_check, stored_bytes_change
 from jobs.urlguard import check_public_url, file_name
 from ocr_engine import pipelines
 from ocr_engine.config import DEFAULT_LANG, DEFAULT_PIPELINE
@@ -103,7 +103,8 @@ def job_create_from_url(
     otherwise hold thirty of the web process's threads and up to 50 MB each.
     What can be judged without the file is checked now (raises an OcrError
     subclass): the options, the URL (http(s), no credentials, public
-    addresses), the page range's syntax, quotas already used up. The worker
+    addresses), the page range's syntax, quotas already used up, the owner's
+    queued file_url jobs (``OCR_MAX_QUEUED_URL_JOBS``). The worker
     downloads the file to disk, checks it as an upload and deduplicates it by
     its content (jobs.services.fetching); a failure there fails the job.
     """
@@ -116,6 +117,7 @@ def job_create_from_url(
                    pages=pages, webhook_url=webhook_url)
     with transaction.atomic():
         owner_lock(owner)
+        queued_url_jobs_check(owner=owner, quotas=Quotas.of(UserSettings.objects.filter(user=owner).first()))
         _save_and_queue(job)
     return job, False
 

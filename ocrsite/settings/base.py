@@ -333,6 +333,9 @@ API_RATE_BUDGETS_FILE = "" if REDIS_URL else str(Path(CACHES["default"]["LOCATIO
 # 0 means no limit. Exceeding one: 429 {"code": "quota_exceeded"}.
 OCR_QUOTA_PAGES_PER_DAY = env_int("OCR_QUOTA_PAGES_PER_DAY", 5000)
 OCR_QUOTA_STORAGE_BYTES = env_int("OCR_QUOTA_STORAGE_BYTES", 10 * 1024**3)
+# file_url jobs a user may have queued or running at once: their pages are unknown until a worker has
+# downloaded the file, so the pages quota cannot hold them back at submit. 0: no limit.
+OCR_MAX_QUEUED_URL_JOBS = env_int("OCR_MAX_QUEUED_URL_JOBS", 20)
 # Days finished jobs are kept (jobs.services.retention); empty or 0: kept. A user's own value (admin,
 # "User settings") overrides it. KEEP_RESULTS: remove only the original and page images, keep the result.
 OCR_RETENTION_DAYS = env_int("OCR_RETENTION_DAYS", 0)

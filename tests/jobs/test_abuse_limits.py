@@ -169,6 +169,28 @@ def test_storage_quota_and_zero_means_unlimited(api_client, user, settings):
                            format="multipart").status_code == 202
 
 
+def test_file_url_jobs_queued_at_once_are_capped_per_user(api_client, other_api_client, user, settings):
+    """A file_url job has no pages until a worker has its file: the pages quota cannot hold them back."""
+    settings.OCR_MAX_QUEUED_URL_JOBS = 2
+
+    def submit(client, n):
+        return client.post("/api/v1/jobs", {"file_url": f"http://127.0.0.1:9/doc-{n}.pdf"}, format="json")
+
+    first, second = submit(api_client, 1), submit(api_client, 2)
+    assert (first.status_code, second.status_code) == (202, 202)
+    refused = submit(api_client, 3)
+    assert refused.status_code == 429 and refused.json()["code"] == "quota_exceeded"
+    assert "2" in refused.json()["detail"]
+    assert Job.objects.filter(owner=user).count() == 2  # nothing made for the refused one
+    assert submit(other_api_client, 1).status_code == 202  # a cap per user
+    assert api_client.post("/api/v1/jobs", {"file": upload()}, format="multipart").status_code == 202  # uploads pass
+    Job.objects.filter(pk=first.json()["id"]).update(status=Job.Status.FAILED)  # one of them finished
+    assert submit(api_client, 4).status_code == 202
+    assert submit(api_client, 5).status_code == 429
+    UserSettings.objects.create(user=user, max_queued_url_jobs=0)  # the user's own value: no limit
+    assert submit(api_client, 6).status_code == 202
+
+
 def test_a_deleted_jobs_file_no_longer_counts_against_the_storage_quota(api_client, user, settings):
     settings.OCR_QUOTA_PAGES_PER_DAY = 0
     pdf, other_pdf = three_page_pdf(), three_page_pdf() + b"\n%x\n"  # distinct bytes: no deduplication
