@@ -36,7 +36,7 @@ def _pair(c: Canvas, page: Page, layout: str, x: float, y: float, label: str, te
 def invoice(n: int) -> Page:
     rng = random.Random(f"invoice-{n}")
     lang = ("en", "de", "fr", "es")[n % 4]
-    layout = ("beside", "columns", "above")[(n // 4) % 3]
+    layout = ("beside", "columns", "above")[(n // 4) % 3] if n < 24 else "right"
     w = WORDS[lang]
     c = Canvas(rng, *A4)
     page = Page(name=f"invoice-{n:02d}-{lang}-{layout}", kind="invoice", lang=lang, image=c.image)
@@ -54,7 +54,13 @@ def invoice(n: int) -> Page:
              (pick("due"), date_text(due, lang, rng), "due_date", due.isoformat()),
              (pick("vat"), vat_id if rng.random() < 0.5 else f"{vat_id[:2]} {vat_id[2:]}", "vendor_vat", vat_id)]
     y = 230
-    if layout == "above":
+    if layout == "right":  # a block on the right: labels in capitals, right-aligned, values beside them
+        for label, text, name, value in pairs:
+            c.text(840, y, f"{label.upper()}:", c.small, anchor="ra")
+            _truth(page, name, value, c.text(860, y, text))
+            y += c.size * 1.6
+        y = 230
+    elif layout == "above":
         for i, (label, text, name, value) in enumerate(pairs):
             _pair(c, page, layout, 80 + i * 280, y, label, text, name, value)
         y += c.size * 4
@@ -70,8 +76,8 @@ def invoice(n: int) -> Page:
         c.text(80, y, label, c.bold)
         _truth(page, "customer_name", customer, c.text(80, y + c.size * 1.3, customer))
         c.text(80, y + c.size * 2.6, f"{rng.randint(1, 99)} High Road, {w['city']}", c.small)
-    y += c.size * 5
-    _items(c, page, rng, lang, y)
+    y = max(y, 230 + c.size * 7) + c.size * 5 if layout == "right" else y + c.size * 5
+    _items(c, page, rng, lang, y, numbered=layout == "right")
     foot = A4[1] - 150
     c.text(80, foot, f"{w['city']} · {vendor}", c.small)
     iban_text = grouped(iban) if rng.random() < 0.7 else iban
@@ -81,33 +87,47 @@ def invoice(n: int) -> Page:
     return page
 
 
-def _items(c: Canvas, page: Page, rng: random.Random, lang: str, y: float) -> None:
+def _items(c: Canvas, page: Page, rng: random.Random, lang: str, y: float, *, numbered: bool) -> None:
+    """The item table; ``numbered``: a first column of positions (no field of the schema) and
+    descriptions that wrap onto a second line."""
     w = WORDS[lang]
     heads = rng.choice(w["cols"])
-    xs = [80, 640, 860, A4[0] - 80]  # description left; the numbers right-aligned on their header's right edge
+    xs = [160 if numbered else 80, 640, 860, A4[0] - 80]  # numbers right-aligned on their header's right edge
+    if numbered:
+        c.text(80, y, {"en": "No.", "de": "Pos.", "fr": "N°", "es": "Nº"}[lang], c.bold)
     c.text(xs[0], y, heads[0], c.bold)
     for head, x in zip(heads[1:], xs[1:]):
         c.text(x, y, head, c.bold, anchor="ra")
     c.draw.line((80, y + c.size * 1.4, A4[0] - 80, y + c.size * 1.4), fill=(90, 90, 90), width=2)
     y += c.size * 2
     subtotal = Decimal(0)
-    for description in rng.sample(w["items"].split("|"), rng.randint(2, 5)):
+    for position, description in enumerate(rng.sample(w["items"].split("|"), rng.randint(2, 5)), start=1):
         qty = rng.randint(1, 12)
         unit = Decimal(rng.randint(500, 95000)) / 100
         amount = qty * unit
         subtotal += amount
+        if numbered:
+            c.text(80, y, str(position))
         page.items.append({
             "description": {"value": description, "box": c.text(xs[0], y, description)},
             "quantity": {"value": qty, "box": c.text(xs[1], y, str(qty), anchor="ra")},
             "unit_price": {"value": str(unit), "box": c.text(xs[2], y, money(unit, lang), anchor="ra")},
             "amount": {"value": str(amount), "box": c.text(xs[3], y, money(amount, lang), anchor="ra")},
         })
+        if numbered and position % 2:
+            detail = {"en": "as agreed", "de": "laut Angebot", "fr": "selon devis", "es": "según oferta"}[lang]
+            item = page.items[-1]["description"]
+            box = c.text(xs[0], y + c.size * 1.2, detail)
+            item["value"] += " " + detail
+            item["lines"] = [item["box"], box]
+            y += c.size * 1.2
         y += c.size * 1.8
     c.draw.line((640, y, A4[0] - 80, y), fill=(90, 90, 90), width=1)
     y += c.size
     tax = (subtotal * w["rate"] / 100).quantize(Decimal("0.01"))
     for name, value in (("subtotal", subtotal), ("tax", tax), ("total", subtotal + tax)):
-        c.text(640, y, rng.choice(w[name]), c.bold if name == "total" else c.font)
+        label = rng.choice(w[name])
+        c.text(640, y, label.upper() if numbered else label, c.bold if name == "total" else c.font)
         _truth(page, name, str(value), c.text(A4[0] - 80, y, with_currency(money(value, lang), lang, rng)
                                               if name == "total" else money(value, lang), anchor="ra"))
         y += c.size * 1.8

@@ -43,19 +43,27 @@ def label_words(label: str) -> list[str]:
 
 
 def match_label(labels, text: str) -> tuple[int, str] | None:
-    """(words matched, the text after the label) for the longest of ``labels`` that ``text`` begins with."""
+    """(words matched, the text after the label) for the longest of ``labels`` that ``text`` begins with.
+
+    The label's last word may run into digits, as OCR joins "IVA 21%" into "IVA21%".
+    """
     words = tokens(text)
     best = None
     for label in labels:
         wanted = label_words(label)
-        if wanted and [w for w, _, _ in words[:len(wanted)]] == wanted and (best is None or len(wanted) > best[0]):
-            best = (len(wanted), text[words[len(wanted) - 1][2]:])
+        n = len(wanted)
+        if not wanted or len(words) < n or [w for w, _, _ in words[:n - 1]] != wanted[:-1]:
+            continue
+        last, start, end = words[n - 1]
+        if last == wanted[-1]:
+            rest = text[end:]
+        elif last.startswith(wanted[-1]) and last[len(wanted[-1]):].isdigit():
+            rest = text[start + len(wanted[-1]):]
+        else:
+            continue
+        if best is None or n > best[0]:
+            best = (n, rest)
     return best
-
-
-def is_label(labels, text: str) -> bool:
-    """Whether ``text`` is one of ``labels`` and nothing more (a column header)."""
-    return any(label_words(label) == [w for w, _, _ in tokens(text)] for label in labels)
 
 
 class PageIndex:

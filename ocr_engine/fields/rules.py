@@ -2,9 +2,9 @@
 
 For a field with ``x-labels``, each of its label lines in reading order offers, in
 turn: the rest of the label's own line ("Invoice No: 2024-17"), the nearest lines to
-its right, then the lines under it; the first text that reads as the field's kind
-(and matches ``x-pattern``) is the value, citing the line it came from. Lines that
-are labels themselves are never taken as values. A field without labels (or whose
+its right, then the lines under it, each up to the next label line (what lies
+beyond another label is that label's value); the first text that reads as the
+field's kind (and matches ``x-pattern``) is the value, citing the line it came from. A field without labels (or whose
 labels are not printed) is looked for on every line only when the text proves
 itself: an IBAN or VAT number (check digits), or an ``x-pattern``; a date without a
 label is the first date of the document. Line items come from ``items``.
@@ -45,13 +45,22 @@ def _beside_labels(index: PageIndex, spec: FieldSpec, hits: list[LabelHit], labe
         value = kinds.read(spec, hit.rest, lang) if hit.rest.strip(" :.#-|") else None
         if value is not None:
             return Proposal(value, (hit.placed.line.id,))
-        for placed in index.right_of(hit.placed)[:2] + index.below(hit.placed)[:2]:
-            if placed.line.id in label_ids:
-                continue
+        for placed in _until_a_label(index.right_of(hit.placed), label_ids) + _until_a_label(
+                index.below(hit.placed), label_ids):
             value = kinds.read(spec, placed.line.text, lang)
             if value is not None:
                 return Proposal(value, (placed.line.id,))
     return None
+
+
+def _until_a_label(lines: list, label_ids: set[str]) -> list:
+    """The nearest two lines, up to the next label: what lies beyond it is that label's value."""
+    taken = []
+    for placed in lines[:2]:
+        if placed.line.id in label_ids:
+            break
+        taken.append(placed)
+    return taken
 
 
 def _anywhere(index: PageIndex, spec: FieldSpec, lang: str) -> Proposal | None:

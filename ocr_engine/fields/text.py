@@ -6,7 +6,7 @@ import re
 import unicodedata
 
 _SPACES = re.compile(r"\s+")
-_TOKEN = re.compile(r"[^\W_]+")
+_TOKEN = re.compile(r"[^\W_]+|#")  # "#" is a word of labels: "Invoice #"
 # OCR and typography write these for one another.
 _LOOKALIKES = str.maketrans({"°": "o", "º": "o", "ª": "a", "−": "-", "–": "-", "—": "-", "’": "'", "\u00a0": " ",
                              "\u202f": " "})
@@ -25,5 +25,5 @@ def compact(text: str) -> str:
 
 
 def tokens(text: str) -> list[tuple[str, int, int]]:
-    """Words of ``text`` (letters and digits) as (folded word, start, end) in the original string."""
+    """Words of ``text`` (letters and digits, or "#") as (folded word, start, end) in the original string."""
     return [(fold(m.group()), m.start(), m.end()) for m in _TOKEN.finditer(text)]

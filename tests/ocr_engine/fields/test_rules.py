@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ocr_engine.fields import extract_fields
 from tests.ocr_engine.fields.hand_invoice import SCHEMA, invoice
+from tests.ocr_engine.hand_results import line
 
 
 def cited(field) -> list[str]:
@@ -34,3 +35,33 @@ def test_a_field_whose_label_is_not_printed_is_not_found_rather_than_guessed():
         "due_date": {"type": "string", "format": "date", "x-labels": ["Due date"]}}}
     field = extract_fields(invoice(), schema, lang="de").fields["due_date"]
     assert (field.value, field.grounded, field.reason) == (None, False, "not_found")
+
+
+def test_headers_that_ocr_joined_into_one_line_still_make_their_columns():
+    document = invoice()
+    page = document.pages[0]
+    qty, amount = page.lines[6], page.lines[7]  # "Qty" and "Amount", read as one line
+    qty.text, qty.bbox = "Qty Amount", [600, 340, 1040, 370]
+    page.lines.remove(amount)
+    items = extract_fields(document, SCHEMA, lang="de").fields["line_items"]
+    assert [(row["quantity"].value, row["amount"].value) for row in items] == [(2, 10.0), (1, 250.0)]
+
+
+def test_a_header_of_no_property_keeps_its_column_out_of_the_items():
+    document = invoice()
+    page = document.pages[0]
+    for n, (text, bbox) in enumerate([("Pos.", [20, 340, 70, 370]), ("1", [30, 390, 45, 420]),
+                                      ("2", [30, 440, 45, 470])], start=18):
+        page.lines.append(line(1, n, 1, text, bbox))
+    items = extract_fields(document, SCHEMA, lang="de").fields["line_items"]
+    assert [row["description"].value for row in items] == ["Printer paper", "Office chair"]
+
+
+def test_labels_match_whatever_the_case_accents_and_punctuation_and_a_label_run_into_digits():
+    from ocr_engine.fields.layout import match_label
+
+    assert match_label(["Invoice No", "Invoice"], "INVOICE NO.: 17") == (2, ".: 17")
+    assert match_label(["Date d'échéance"], "DATE D'ECHEANCE 12/03/2024") == (3, " 12/03/2024")
+    assert match_label(["IVA"], "IVA21% 19,00") == (1, "21% 19,00")  # OCR lost the space
+    assert match_label(["Total"], "Subtotal 12,00") is None
+    assert match_label(["Date"], "Datum 12.03.2024") is None
