@@ -24,6 +24,8 @@ on this machine, then sends, as an attacker would:
   client in ``X-Forwarded-For`` (only a trusted proxy's is believed).
 * the upload form refuses more files a post than it takes (400) and, its files spending the
   submit rate, bursts of them (429 with ``Retry-After`` and a sentence saying when).
+* WebSocket frames over ``--ws-max-size`` and not JSON, and a PDF whose pages carry odd ``/Rotate`` values
+  through its PDF/A export (``bench/sweep_sockets_rotation.py``).
 * batches (``bench/sweep_batches.py``): bzip2 and LZMA members, a directory claiming a million
   entries, a member name of 65,000 characters: each refused at once with its code.
 * ``ocr-client mcp --http``, started by the sweep on ``0.0.0.0`` as user a (``bench/sweep_mcp.py``): it
@@ -56,6 +58,7 @@ import requests  # noqa: E402
 
 from bench.sweep_batches import batch_probes  # noqa: E402
 from bench.sweep_mcp import mcp_http  # noqa: E402
+from bench.sweep_sockets_rotation import rotated_pdf_export, websocket_frames  # noqa: E402
 from tests.ocr_engine import bad_files, samples  # noqa: E402
 
 USERS = ("sweep-a", "sweep-b")
@@ -195,7 +198,7 @@ def ssrf(sweep: Sweep, api: requests.Session) -> None:
         "http://127.0.0.1:99999/", "http://LOCALHOST./", "http://127.0.0.1%2f@example.com/",
         # IPv4 addresses inside IPv6 ones: NAT64 (10.10.0.1), compatible, translated, 6to4, local-use NAT64.
         "http://[64:ff9b::a0a:1]/", "http://[::127.0.0.1]/", "http://[::ffff:0:7f00:1]/", "http://[2002:a00:1::1]/",
-        "http://[64:ff9b:1::a0a:1]/",
+        "http://[64:ff9b:1::a0a:1]/", "http://[fec0::1]/", "http://[feff::1]/",  # site-local (deprecated)
     ]
     for url in targets:
         reply = api.post(f"{sweep.url}/api/v1/jobs", data={"file_url": url, "pipeline": "ocr"}, timeout=60)
@@ -334,6 +337,8 @@ def main() -> None:
     csrf(sweep, a_web, reference)
     deep_json(sweep, a, reference)
     mcp_http(sweep, tokens[USERS[0]], tokens[USERS[1]], reference)
+    websocket_frames(sweep, tokens[USERS[0]], reference)
+    rotated_pdf_export(sweep, a)
     throttling(sweep)
     upload_form_limits(sweep, b_web)  # the other user's budget: the sweep submits nothing after it
 
