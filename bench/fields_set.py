@@ -64,7 +64,8 @@ WORDS = {
                due=["Fecha de vencimiento", "Vencimiento"], customer=["Facturar a", "Cliente"], vat=["NIF/IVA", "CIF"],
                subtotal=["Base imponible", "Subtotal"], tax=["IVA 21%", "IVA (21 %)"],
                total=["Total a pagar", "Importe total"],
-               cols=[("Descripción", "Cant.", "Precio unitario", "Importe"), ("Concepto", "Cantidad", "Precio", "Total")],
+               cols=[("Descripción", "Cant.", "Precio unitario", "Importe"),
+                     ("Concepto", "Cantidad", "Precio", "Total")],
                items="Servicios de consultoría|Licencia de software|Soporte anual|Formación|Papel A4|"
                      "Silla de oficina|Gastos de viaje|Instalación", rate=21, vat_cc="ES", iban_cc="ES",
                receipt="Ticket nº", receipt_total="TOTAL", ref=["Nuestra ref.", "Referencia"],

@@ -4,7 +4,7 @@
 (``spec``) from an engine result with the ``rules`` backend, verifies every value
 against its cited lines (``verify``) and returns them in the shape of
 ``GET /api/v1/jobs/{id}/fields``. Another backend (an LLM's) plugs in by producing
-the same proposals; it passes its samples' agreement to the verifier.
+the same proposals, each with its samples' agreement (``Proposal.agreement``).
 """
 
 from __future__ import annotations
@@ -31,22 +31,20 @@ class Extraction:
 def extract_fields(document: DocumentResult, schema: dict, *, lang: str) -> Extraction:
     specs = parse_schema(schema)
     proposals = rules.propose(document, specs, lang=lang)
-    # A rule gives the same answer every time it runs: its agreement is 1.
-    return Extraction(backend=rules.BACKEND, fields=verified(document, specs, proposals, lang=lang, agreement=1.0))
+    return Extraction(backend=rules.BACKEND, fields=verified(document, specs, proposals, lang=lang))
 
 
-def verified(document: DocumentResult, specs: list[FieldSpec], proposals: dict[str, Any], *, lang: str,
-             agreement: float) -> Fields:
+def verified(document: DocumentResult, specs: list[FieldSpec], proposals: dict[str, Any], *, lang: str) -> Fields:
     """Every field of ``specs`` verified: scalars one by one, line items cell by cell, then the sums."""
     book = LineBook(document)
     fields: Fields = {}
     for spec in specs:
         proposal = proposals.get(spec.name)
         if spec.kind == "items":
-            fields[spec.name] = [{c.name: verify(c, row.get(c.name), book, lang=lang, agreement=agreement)
+            fields[spec.name] = [{c.name: verify(c, row.get(c.name), book, lang=lang)
                                   for c in spec.columns} for row in proposal or []]
         else:
-            fields[spec.name] = verify(spec, proposal, book, lang=lang, agreement=agreement)
+            fields[spec.name] = verify(spec, proposal, book, lang=lang)
     check_sums(specs, fields)
     return fields
 

@@ -25,7 +25,12 @@ NUMERIC = ("money", "number", "integer")
 
 def find_rows(index: PageIndex, spec: FieldSpec, others: list[FieldSpec], *,
               lang: str) -> tuple[list[dict[str, Proposal | None]], set[str]]:
-    """The items of ``spec`` (one dict of proposals per row) and the ids of the lines the table took."""
+    """The items of ``spec`` (one dict of proposals per row) and the ids of the lines the tables took.
+
+    The first item table of each page: a long invoice repeats its header on every page.
+    """
+    items: list[dict[str, Proposal | None]] = []
+    taken: set[str] = set()
     for page in sorted({p.page for p in index.lines}):
         lines = [p for p in index.lines if p.page == page]
         rows = [[lines[i] for i in row] for row in visual_rows([p.box for p in lines])]
@@ -34,8 +39,10 @@ def find_rows(index: PageIndex, spec: FieldSpec, others: list[FieldSpec], *,
             if header:
                 found, used = _body(rows[at + 1:], header, spec, others, lang)
                 if found:
-                    return found, used | {p.line.id for p in row}
-    return [], set()
+                    items += found
+                    taken |= used | {p.line.id for p in row}
+                    break
+    return items, taken
 
 
 def _header(row: list[PlacedLine], spec: FieldSpec) -> dict | None:

@@ -51,7 +51,7 @@ def readings(spec: FieldSpec, text: str, lang: str) -> list[Any]:
 
 
 def typed(spec: FieldSpec, value: Any) -> Any:
-    """``value`` as the JSON value of its kind (a backend may answer "1.234,56" or "2024-3-5"); None if it is not one."""
+    """``value`` as the JSON value of its kind (a backend may answer "1.234,56"); None if it is not one."""
     if value is None:
         return None
     if spec.kind == "date":
@@ -88,7 +88,7 @@ def as_json_number(spec: FieldSpec, value: Decimal) -> int | float:
 
 
 def found_in(spec: FieldSpec, value: Any, text: str, lang: str) -> bool:
-    """Whether ``value`` (already ``typed``) is printed in ``text`` once spaces, case, dates and amounts are normalised."""
+    """Whether ``value`` (``typed``) is printed in ``text`` once spaces, case, dates and amounts are normalised."""
     if spec.kind in ("date", "money", "number", "integer"):
         return any(_equal(value, other) for other in readings(spec, text, lang))
     if spec.kind in ("iban", "vat"):

@@ -35,7 +35,6 @@ class LabelHit:
     field: str
     placed: PlacedLine
     rest: str  # the line's text after the label
-    length: int  # words matched
 
 
 def label_words(label: str) -> list[str]:
@@ -77,10 +76,11 @@ class PageIndex:
         for placed in self.lines:
             if placed.line.id in skip:
                 continue
-            matches = [(spec.name, *m) for spec in specs if spec.labels and (m := match_label(spec.labels, placed.line.text))]
+            matches = [(spec.name, *m) for spec in specs
+                       if spec.labels and (m := match_label(spec.labels, placed.line.text))]
             if matches:
                 longest = max(n for _, n, _ in matches)
-                hits += [LabelHit(name, placed, rest, n) for name, n, rest in matches if n == longest]
+                hits += [LabelHit(name, placed, rest) for name, n, rest in matches if n == longest]
         return hits
 
     def right_of(self, anchor: PlacedLine) -> list[PlacedLine]:

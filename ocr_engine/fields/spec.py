@@ -29,9 +29,6 @@ from typing import Any
 
 from ..errors import InputError
 
-SCALAR_KINDS = ("string", "number", "integer", "date", "money", "iban", "vat", "enum")
-
-
 class InvalidFieldsSchema(InputError):
     code = "invalid_fields_schema"
 
@@ -39,7 +36,7 @@ class InvalidFieldsSchema(InputError):
 @dataclass(frozen=True)
 class FieldSpec:
     name: str
-    kind: str  # one of SCALAR_KINDS, or "items" for an array of objects
+    kind: str  # string, number, integer, date, money, iban, vat, enum; or "items" for an array of objects
     labels: tuple[str, ...] = ()
     pattern: re.Pattern | None = None
     enum: tuple[str, ...] = ()

@@ -36,6 +36,9 @@ class Proposal:
 
     value: Any
     line_ids: tuple[str, ...]
+    # The share of a backend's samples that gave this value. A rule gives the same answer
+    # every time: 1. A sampling backend (an LLM asked twice) passes its own.
+    agreement: float = 1.0
 
 
 ItemValues = dict[str, FieldValue]

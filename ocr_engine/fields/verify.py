@@ -39,14 +39,13 @@ class LineBook:
 
 def combined_confidence(*, grounded: bool, line_confidences: list[float], agreement: float) -> float:
     """One figure for a value: 0 when it failed verification, else its lines' mean OCR confidence
-    times ``agreement`` (the share of a backend's samples that gave this value; 1 for ``rules``,
-    whose answer never varies)."""
+    times ``agreement`` (``Proposal.agreement``)."""
     if not grounded or not line_confidences:
         return 0.0
     return round(fmean(line_confidences) * agreement, 3)
 
 
-def verify(spec: FieldSpec, proposal: Proposal | None, book: LineBook, *, lang: str, agreement: float) -> FieldValue:
+def verify(spec: FieldSpec, proposal: Proposal | None, book: LineBook, *, lang: str) -> FieldValue:
     """The verdict on one proposed scalar value."""
     if proposal is None or proposal.value is None:
         return FieldValue(value=None, confidence=0.0, grounded=False, reason="not_found")
@@ -68,7 +67,7 @@ def verify(spec: FieldSpec, proposal: Proposal | None, book: LineBook, *, lang: 
         if problem:
             return _failed(value, evidence, f"check_digits: {problem}")
     confidence = combined_confidence(grounded=True, line_confidences=[line.confidence for line in cited],
-                                     agreement=agreement)
+                                     agreement=proposal.agreement)
     return FieldValue(value=value, confidence=confidence, grounded=True, reason=None, evidence=evidence)
 
 

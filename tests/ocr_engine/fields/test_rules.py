@@ -65,3 +65,16 @@ def test_labels_match_whatever_the_case_accents_and_punctuation_and_a_label_run_
     assert match_label(["IVA"], "IVA21% 19,00") == (1, "21% 19,00")  # OCR lost the space
     assert match_label(["Total"], "Subtotal 12,00") is None
     assert match_label(["Date"], "Datum 12.03.2024") is None
+
+
+def test_items_of_a_long_invoice_continue_under_the_header_repeated_on_the_next_page():
+    from ocr_engine.schema import Page
+
+    document = invoice()
+    texts = [("Description", [100, 40, 300, 70]), ("Qty", [600, 40, 650, 70]), ("Amount", [900, 40, 1040, 70]),
+             ("Delivery", [100, 90, 250, 120]), ("1", [630, 90, 650, 120]), ("15,00", [960, 90, 1040, 120])]
+    document.pages.append(Page(page_number=2, width=1200, height=800, scale=1.0, dpi=None,
+                               lines=[line(2, n, 1, t, b) for n, (t, b) in enumerate(texts, start=1)]))
+    items = extract_fields(document, SCHEMA, lang="de").fields["line_items"]
+    assert [row["description"].value for row in items] == ["Printer paper", "Office chair", "Delivery"]
+    assert [(e.page, e.line_id) for e in items[2]["amount"].evidence] == [(2, "p2-l6")]

@@ -11,7 +11,7 @@ from tests.ocr_engine.fields.hand_invoice import SCHEMA, invoice
 
 
 def check(proposals: dict, document=None) -> dict:
-    fields = verified(document or invoice(), parse_schema(SCHEMA), proposals, lang="de", agreement=1.0)
+    fields = verified(document or invoice(), parse_schema(SCHEMA), proposals, lang="de")
     return {name: value for name, value in fields.items()}
 
 
@@ -47,6 +47,11 @@ def test_a_made_up_value_is_kept_ungrounded_with_the_reason():
 def test_citations_that_do_not_hold(proposal, reason):
     field = check({"invoice_number": proposal})["invoice_number"]
     assert not field.grounded and field.reason == reason
+
+
+def test_confidence_is_the_cited_lines_ocr_confidence_times_the_samples_agreement():
+    field = check({"invoice_date": Proposal("2024-03-05", ("p1-l3",), agreement=0.5)})["invoice_date"]
+    assert field.grounded and field.confidence == pytest.approx(0.45)
 
 
 def test_a_value_not_of_its_kind():
