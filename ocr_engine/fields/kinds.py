@@ -11,14 +11,14 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from . import amounts, dates, ids
-from .spec import FieldSpec
+from .spec import FieldSpec, search
 from .text import compact, fold
 
 
 def read(spec: FieldSpec, text: str, lang: str) -> Any:
     """The typed value of ``spec`` in ``text`` (the first one, or for amounts the last), or None."""
     if spec.pattern is not None:
-        m = spec.pattern.search(text)
+        m = search(spec, text)
         if m is None:
             return None
         text = m.group(1) if spec.pattern.groups else m.group()

@@ -23,9 +23,10 @@ if it has one, is the value) and, on a number or money property, ``x-sum-of``
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
+
+import regex
 
 from ..errors import InputError
 
@@ -33,12 +34,28 @@ class InvalidFieldsSchema(InputError):
     code = "invalid_fields_schema"
 
 
+# An x-pattern is a user's regular expression run over every line of a document: a
+# pattern with catastrophic backtracking would hold a worker for hours. ``regex`` (unlike
+# ``re``) can stop a search after a time; a pattern that needs longer is refused.
+PATTERN_MAX_CHARS = 500
+PATTERN_SECONDS = 0.1  # a search over one OCR line takes microseconds
+
+
+def search(spec: "FieldSpec", text: str):
+    """``spec.pattern`` searched in ``text`` within ``PATTERN_SECONDS``; ``InvalidFieldsSchema`` past it."""
+    try:
+        return spec.pattern.search(text, timeout=PATTERN_SECONDS)
+    except TimeoutError:
+        raise InvalidFieldsSchema(f"{spec.name}: x-pattern took longer than {PATTERN_SECONDS} s on one line "
+                                  f"of {len(text)} characters; simplify it.") from None
+
+
 @dataclass(frozen=True)
 class FieldSpec:
     name: str
     kind: str  # string, number, integer, date, money, iban, vat, enum; or "items" for an array of objects
     labels: tuple[str, ...] = ()
-    pattern: re.Pattern | None = None
+    pattern: regex.Pattern | None = None
     enum: tuple[str, ...] = ()
     sum_of: tuple[str, str] | None = None  # (array field, its property)
     columns: tuple["FieldSpec", ...] = ()  # the item properties of an "items" field
@@ -69,9 +86,11 @@ def _field(name: str, prop: Any, *, top: bool) -> FieldSpec:
         raise InvalidFieldsSchema(f"{name}: x-labels must be a list of non-empty strings.")
     pattern = None
     if "x-pattern" in prop:
+        if not isinstance(prop["x-pattern"], str) or len(prop["x-pattern"]) > PATTERN_MAX_CHARS:
+            raise InvalidFieldsSchema(f"{name}: x-pattern is a string of at most {PATTERN_MAX_CHARS} characters.")
         try:
-            pattern = re.compile(prop["x-pattern"])
-        except (re.error, TypeError) as exc:
+            pattern = regex.compile(prop["x-pattern"])
+        except regex.error as exc:
             raise InvalidFieldsSchema(f"{name}: x-pattern is not a regular expression ({exc}).") from None
     kind = _kind(name, prop, top=top)
     columns = tuple(_field(f"{name}.{k}", v, top=False) for k, v in

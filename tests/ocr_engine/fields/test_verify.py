@@ -73,10 +73,20 @@ def test_line_items_that_do_not_add_up_to_the_total_are_flagged():
     assert bad.reason == "line_items_sum: the 2 line_items.amount add up to 260, not 270"
 
 
+def test_a_pattern_that_backtracks_for_ever_is_stopped_and_named():
+    document = invoice()
+    document.pages[0].lines[0].text = "a" * 40 + "b"
+    schema = {"type": "object", "properties": {"n": {"type": "string", "x-pattern": "(a|aa)+$"}}}
+    with pytest.raises(InvalidFieldsSchema, match="n: x-pattern took longer than 0.1 s") as caught:
+        extract_fields(document, schema, lang="en")
+    assert caught.value.code == "invalid_fields_schema"
+
+
 @pytest.mark.parametrize(("schema", "message"), [
     ({"type": "array"}, "object with at least one property"),
     ({"type": "object", "properties": {"a": {"type": "boolean"}}}, "a: unsupported type"),
     ({"type": "object", "properties": {"a": {"type": "string", "x-pattern": "("}}}, "not a regular expression"),
+    ({"type": "object", "properties": {"a": {"type": "string", "x-pattern": "a" * 501}}}, "at most 500 characters"),
     ({"type": "object", "properties": {"t": {"type": "number", "x-sum-of": "items.amount"}}}, "x-sum-of names no"),
     ({"type": "object", "properties": {"a": {"type": "string", "x-labels": "Total"}}}, "x-labels must be a list"),
 ])
