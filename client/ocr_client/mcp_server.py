@@ -76,6 +76,12 @@ def build_server(base_url: str, token: str | None) -> MCPServer:
                                                           "the server's default when omitted.")] = None,
         lang: Annotated[str | None, Field(description="Language code such as 'en', 'de', 'fr'.")] = None,
         pages: Annotated[str | None, Field(description="Pages to read, e.g. '1-3,7'; all when omitted.")] = None,
+        text_layer: Annotated[str | None, Field(description="'auto': use a PDF's own text where usable; 'ocr': "
+                                                            "OCR every page.")] = None,
+        orientation: Annotated[str | None, Field(description="'auto': turn and deskew pages; 'none': pages are "
+                                                             "upright.")] = None,
+        webhook_url: Annotated[str | None, Field(description="A public http(s) URL the server tells when the job "
+                                                             "ends.")] = None,
     ) -> dict[str, Any]:
         if not mcp_tools.is_url(source) and token is None:
             # Over HTTP the caller is not the person who started this server: files of this machine are
@@ -84,7 +90,8 @@ def build_server(base_url: str, token: str | None) -> MCPServer:
                             "only over stdio, for the person who started it.")
         with client_for(ctx) as client:
             try:
-                job = client.submit(source, pipeline=pipeline, lang=lang, pages=pages)
+                job = client.submit(source, pipeline=pipeline, lang=lang, pages=pages, text_layer=text_layer,
+                                    orientation=orientation, webhook_url=webhook_url)
             except OSError as exc:  # the path: missing, a folder, unreadable
                 raise ToolError(f"Cannot read {source!r} on the MCP server's machine: {exc.strerror or exc}.") from exc
             return {**mcp_tools.job_status(job), "reused": job.reused}

@@ -124,7 +124,7 @@ class BatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         form.is_valid(raise_exception=True)
         # The submit budget is spent per member once they are counted, not per request (SubmitRateThrottle).
         batch = batch_create(owner=request.user, files=form.validated_data["file"], by=Actor.of_request(request),
-                             admit=lambda members: submissions_admit(request.user, members), **form.options())
+                             admit=lambda members: submissions_admit(request.user, members), options=form.options())
         body = self.get_serializer(batch).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["links"]["self"]})
 

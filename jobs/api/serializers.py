@@ -15,12 +15,11 @@ from rest_framework import serializers
 
 from jobs.errors import error_dict
 from jobs.models import Job, PageResult
+from jobs.options import OPTION_HELP, JobOptions
 from jobs.selectors.results import page_with_corrections
 from jobs.selectors import job_queue_position
 from jobs.services.retention import job_expires_at
 from ocr_engine import exports, pipelines
-from ocr_engine.config import DEFAULT_LANG
-from ocr_engine.config import DEFAULT_PIPELINE
 from ocr_engine.schema import to_dict
 
 
@@ -45,23 +44,23 @@ class FieldsOnce:
 
 
 class JobOptionsSerializer(FieldsOnce, serializers.Serializer):
-    """The options of a job (POST /jobs) and of every job of a batch (POST /batches).
+    """The options of a job (POST /jobs) and of every job of a batch (POST /batches), as a ``JobOptions``.
 
-    ``pipeline``, ``lang``, ``text_layer`` and ``orientation`` are free strings here so that an unknown value
-    gets the engine's own ``unsupported_option`` error, like every other caller.
+    Only their form is checked here: ``pipeline``, ``lang``, ``text_layer`` and ``orientation`` are free
+    strings so that an unknown value gets the same ``unsupported_option`` error as every other way in
+    (``JobOptions.check``), and a value left out takes ``JobOptions``' default.
     """
 
-    OPTIONS = ("pipeline", "lang", "text_layer", "orientation", "pages", "webhook_url")
+    pipeline = serializers.CharField(required=False, max_length=16, help_text=OPTION_HELP["pipeline"])
+    lang = serializers.CharField(required=False, max_length=16, help_text=OPTION_HELP["lang"])
+    pages = serializers.CharField(required=False, allow_blank=True, max_length=255, help_text=OPTION_HELP["pages"])
+    text_layer = serializers.CharField(required=False, max_length=8, help_text=OPTION_HELP["text_layer"])
+    orientation = serializers.CharField(required=False, max_length=8, help_text=OPTION_HELP["orientation"])
+    webhook_url = serializers.URLField(required=False, allow_blank=True, max_length=2000,
+                                       help_text=OPTION_HELP["webhook_url"])
 
-    pipeline = serializers.CharField(required=False, default=DEFAULT_PIPELINE, max_length=16)
-    lang = serializers.CharField(required=False, default=DEFAULT_LANG, max_length=16)
-    pages = serializers.CharField(required=False, allow_blank=True, default="", max_length=255)
-    text_layer = serializers.CharField(required=False, default="auto", max_length=8)
-    orientation = serializers.CharField(required=False, default="auto", max_length=8)
-    webhook_url = serializers.URLField(required=False, allow_blank=True, default="", max_length=2000)
-
-    def options(self) -> dict:
-        return {name: self.validated_data[name] for name in self.OPTIONS}
+    def options(self) -> JobOptions:
+        return JobOptions.of(self.validated_data)
 
 
 class JobCreateSerializer(JobOptionsSerializer):

@@ -95,9 +95,9 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         options = form.options()
         if data.get("file"):
             job, reused = services.job_create(owner=request.user, file=data["file"], filename=data["file"].name,
-                                              **options)
+                                              options=options)
         else:
-            job, reused = services.job_create_from_url(owner=request.user, file_url=data["file_url"], **options)
+            job, reused = services.job_create_from_url(owner=request.user, file_url=data["file_url"], options=options)
         body = {**self.get_serializer(job).data, "reused": reused}
         location = body["links"]["self"]
         return Response(body, status=status.HTTP_200_OK if reused else status.HTTP_202_ACCEPTED,

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 
+from jobs.options import JobOptions
 from ocr_engine import pipelines
 
 
@@ -141,6 +142,12 @@ class Job(models.Model):
     @property
     def is_final(self) -> bool:
         return self.status in self.FINAL_STATUSES
+
+    @property
+    def options(self) -> JobOptions:
+        """The options the job was submitted with (its webhook URL as resolved at submit)."""
+        return JobOptions(pipeline=self.pipeline, lang=self.lang, text_layer=self.text_layer,
+                          orientation=self.orientation, pages=self.pages_spec, webhook_url=self.webhook_url)
 
 
 def _page_upload_to(instance: "PageResult", filename: str) -> str:

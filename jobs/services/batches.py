@@ -24,6 +24,7 @@ from django.utils import timezone
 from jobs import progress
 from jobs.errors import ArchiveInvalid, ArchiveTooManyMembers, JobStateError
 from jobs.models import AuditEntry, Batch, BatchJob, Job, UserSettings
+from jobs.options import JobOptions
 from jobs.services.archives import (
     ENTRIES_PER_MEMBER, Budget, clean_member_name, is_zip, member_name_check, zip_files, zip_members, zip_open,
 )
@@ -31,8 +32,7 @@ from jobs.services.audit import Actor, audit_record
 from jobs.services.batch_states import batch_settle
 from jobs.services.documents import clean_file_name
 from jobs.services.lifecycle import job_cancel
-from jobs.services.submission import job_create, job_options_check
-from ocr_engine.config import DEFAULT_LANG, DEFAULT_PIPELINE
+from jobs.services.submission import job_create
 from ocr_engine.errors import OcrError
 
 
@@ -41,12 +41,7 @@ def batch_create(
     owner,
     files: list,
     by: Actor,
-    pipeline: str = DEFAULT_PIPELINE,
-    lang: str = DEFAULT_LANG,
-    text_layer: str = "auto",
-    orientation: str = "auto",
-    pages: str | None = None,
-    webhook_url: str = "",
+    options: JobOptions = JobOptions(),
     admit: Callable[[int], None] = lambda members: None,
 ) -> Batch:
     """Make a batch of ``files`` (uploads: ZIPs are unpacked, other files are members themselves).
@@ -56,8 +51,7 @@ def batch_create(
     is called once the members are counted, before any is unpacked: the API and the upload form spend
     their submit budget there, one unit per member, and raise to refuse the batch.
     """
-    job_options_check(pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation, pages=pages,
-                      webhook_url=webhook_url)
+    options.check()
     most = settings.OCR_BATCH_MAX_MEMBERS
     sources = [(upload, zip_open(upload, max_entries=most * ENTRIES_PER_MEMBER) if is_zip(upload) else None)
                for upload in files]
@@ -67,9 +61,7 @@ def batch_create(
     if count == 0:
         raise ArchiveInvalid("There is no file in this upload to read.")
     admit(count)
-    options = {"pipeline": pipeline, "lang": lang, "text_layer": text_layer, "orientation": orientation,
-               "pages": pages or ""}
-    received = _Received(options=options, owner=owner, webhook_url=webhook_url or _default_webhook_url(owner))
+    received = _Received(options.with_(webhook_url=options.webhook_url or _default_webhook_url(owner)), owner=owner)
     budget = Budget(settings.OCR_BATCH_MAX_UNCOMPRESSED_BYTES)
     for upload, archive in sources:
         if archive is None:
@@ -82,8 +74,10 @@ def batch_create(
             with member.upload:  # closed (its spool file deleted) once stored or refused
                 received.add(member.name, member.upload)
     with transaction.atomic():
-        batch = Batch.objects.create(owner=owner, name=clean_file_name(files[0].name), options=options,
-                                     webhook_url=received.webhook_url, errors=received.errors)
+        # The webhook URL has a column of its own, which the batch's answer does not show.
+        shown = {name: value for name, value in received.options.as_dict().items() if name != "webhook_url"}
+        batch = Batch.objects.create(owner=owner, name=clean_file_name(files[0].name), options=shown,
+                                     webhook_url=received.options.webhook_url, errors=received.errors)
         # A job ending now waits for this lock, then finds the batch; one that ended is final below.
         Job.objects.select_for_update().filter(pk__in=[job.pk for _, job in received.jobs]).order_by("pk").exists()
         for name, job in received.jobs:
@@ -115,16 +109,15 @@ def batch_cancel(*, batch: Batch, by: Actor) -> Batch:
 class _Received:
     """The members of a batch being received: the jobs made (each committed on its own) and those refused."""
 
-    def __init__(self, *, options: dict, owner, webhook_url: str):
-        self.options, self.owner, self.webhook_url = options, owner, webhook_url
+    def __init__(self, options: JobOptions, *, owner):
+        self.options, self.owner = options, owner
         self.jobs: list[tuple[str, Job]] = []
         self.errors: list[dict] = []
 
     def add(self, name: str, upload) -> None:
         try:
             member_name_check(upload.name)
-            job, _ = job_create(owner=self.owner, file=upload, filename=name, webhook_url=self.webhook_url,
-                                **self.options)
+            job, _ = job_create(owner=self.owner, file=upload, filename=name, options=self.options)
         except OcrError as exc:
             self.refuse(name, exc)
             return

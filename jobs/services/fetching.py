@@ -46,8 +46,7 @@ def job_document_fetch(*, job: Job, worker_id: str) -> Job | None:
         spool.flush()
         checked = document_check(file=spool, filename=name, pages=job.pages_spec or None)
         document_store(owner=job.owner, checked=checked, document=document)  # fills the Document, not yet saved
-    key = dedup_key(checked, pipeline=job.pipeline, lang=job.lang, text_layer=job.text_layer,
-                    orientation=job.orientation)
+    key = dedup_key(checked, job.options)
     kept = False
     try:
         with transaction.atomic():

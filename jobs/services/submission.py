@@ -16,30 +16,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from jobs import progress
-from jobs.engines.config import engine_config
 from jobs.models import Document, Job, UserSettings
+from jobs.options import JobOptions
 from jobs.queue import cluster_for, enqueue_job
 from jobs.services.documents import CheckedDocument, Upload, clean_file_name, document_check, document_store
 from jobs.services.quotas import Quotas, Usage, queued_url_jobs_check, quota_check, stored_bytes_change
 from jobs.urlguard import check_public_url, file_name
-from ocr_engine import pipelines
-from ocr_engine.config import DEFAULT_LANG, DEFAULT_PIPELINE
-from ocr_engine.errors import GpuRequired, PageOutOfRange
-from ocr_engine.inputs.pages import parse_page_range
-
-
-def job_options_check(*, pipeline: str, lang: str, text_layer: str = "auto", orientation: str = "auto",
-                      pages: str | None = None, webhook_url: str = "") -> None:
-    """Raise an OcrError for a job's options that no file could make right: options this server cannot run
-    (UnsupportedOption / GpuRequired), a page range's syntax, a webhook URL that is not public."""
-    # The registry knows the pipelines, EngineConfig checks every other option.
-    engine_config(pipeline, lang).with_(text_layer=text_layer, orientation=orientation)
-    if pipelines.get(pipeline).needs_gpu and not settings.OCR_GPU_CLUSTER:
-        raise GpuRequired(
-            f"The {pipeline} pipeline needs a GPU worker cluster, and this server has none (OCR_GPU_CLUSTER).")
-    if webhook_url:
-        check_public_url(webhook_url)
-    _page_range_check(pages)
 
 
 def job_create(
@@ -47,12 +29,7 @@ def job_create(
     owner,
     file: Upload,
     filename: str,
-    pipeline: str = DEFAULT_PIPELINE,
-    lang: str = DEFAULT_LANG,
-    text_layer: str = "auto",
-    orientation: str = "auto",
-    pages: str | None = None,
-    webhook_url: str = "",
+    options: JobOptions = JobOptions(),
 ) -> tuple[Job, bool]:
     """Queue an OCR job; returns ``(job, reused)``.
 
@@ -61,15 +38,13 @@ def job_create(
     OCR_DEDUP_WINDOW_SECONDS returns that earlier job (``reused=True``) unless
     it failed or was canceled.
     """
-    job_options_check(pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation, pages=pages,
-                      webhook_url=webhook_url)
-    checked = document_check(file=file, filename=filename, pages=pages)
-    options = {"pipeline": pipeline, "lang": lang, "text_layer": text_layer, "orientation": orientation}
+    options.check()
+    checked = document_check(file=file, filename=filename, pages=options.pages)
 
     stored = document_store(owner=owner, checked=checked)  # before the transaction: see document_store
-    job = _new_job(owner, stored, pages=pages, webhook_url=webhook_url, **options)
+    job = _new_job(owner, stored, options)
     job.page_numbers, job.pages_total = checked.page_numbers, len(checked.page_numbers)
-    job.dedup_key = dedup_key(checked, **options)
+    job.dedup_key = dedup_key(checked, options)
     try:
         with transaction.atomic():
             owner_lock(owner)
@@ -90,12 +65,7 @@ def job_create_from_url(
     *,
     owner,
     file_url: str,
-    pipeline: str = DEFAULT_PIPELINE,
-    lang: str = DEFAULT_LANG,
-    text_layer: str = "auto",
-    orientation: str = "auto",
-    pages: str | None = None,
-    webhook_url: str = "",
+    options: JobOptions = JobOptions(),
 ) -> tuple[Job, bool]:
     """Queue a job whose file a worker downloads from ``file_url``; returns ``(job, False)``.
 
@@ -108,13 +78,11 @@ def job_create_from_url(
     downloads the file to disk, checks it as an upload and deduplicates it by
     its content (jobs.services.fetching); a failure there fails the job.
     """
-    job_options_check(pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation, pages=pages,
-                      webhook_url=webhook_url)
+    options.check()
     check_public_url(file_url)
     document = Document(owner=owner, source_url=file_url, original_name=clean_file_name(file_name(file_url)),
                         sha256="", media_type="", size_bytes=0, page_count=0)
-    job = _new_job(owner, document, pipeline=pipeline, lang=lang, text_layer=text_layer, orientation=orientation,
-                   pages=pages, webhook_url=webhook_url)
+    job = _new_job(owner, document, options)
     with transaction.atomic():
         owner_lock(owner)
         queued_url_jobs_check(owner=owner, quotas=Quotas.of(UserSettings.objects.filter(user=owner).first()))
@@ -122,19 +90,18 @@ def job_create_from_url(
     return job, False
 
 
-def _new_job(owner, document: Document, *, pipeline: str, lang: str, text_layer: str, orientation: str,
-             pages: str | None, webhook_url: str) -> Job:
+def _new_job(owner, document: Document, options: JobOptions) -> Job:
     return Job(
         owner=owner,
         document=document,
-        pipeline=pipeline,
-        lang=lang,
-        text_layer=text_layer,
-        orientation=orientation,
-        pages_spec=(pages or "").strip(),
-        cluster=cluster_for(pipeline),
+        pipeline=options.pipeline,
+        lang=options.lang,
+        text_layer=options.text_layer,
+        orientation=options.orientation,
+        pages_spec=options.pages,
+        cluster=cluster_for(options.pipeline),
         max_attempts=settings.OCR_JOB_MAX_ATTEMPTS,
-        webhook_url=webhook_url,
+        webhook_url=options.webhook_url,
     )
 
 
@@ -150,14 +117,6 @@ def _save_and_queue(job: Job) -> None:
     job.save()
     enqueue_job(job)  # the ORM broker's queue row commits with the job (jobs.queue)
     transaction.on_commit(lambda: progress.publish(job, "queued"))
-
-
-def _page_range_check(pages: str | None) -> None:
-    """Raise InvalidPageRange for a spec that no document could satisfy; whether its pages exist waits for the file."""
-    try:
-        parse_page_range(pages, settings.OCR_MAX_PAGES)
-    except PageOutOfRange:
-        pass
 
 
 def owner_lock(owner) -> None:
@@ -177,10 +136,11 @@ def _job_row_exists(job: Job) -> bool:
         return True
 
 
-def dedup_key(checked: CheckedDocument, **options) -> str:
-    """The key under which the same file with the same options is one job (``duplicate_of``)."""
-    options = json.dumps({**options, "pages": checked.page_numbers}, sort_keys=True)
-    return hashlib.sha256(f"{checked.sha256}:{options}".encode()).hexdigest()
+def dedup_key(checked: CheckedDocument, options: JobOptions) -> str:
+    """The key under which the same file with the same options is one job (``duplicate_of``): the options
+    that change what is read, and the pages the range names in this file."""
+    read = json.dumps({**options.engine_options(), "pages": checked.page_numbers}, sort_keys=True)
+    return hashlib.sha256(f"{checked.sha256}:{read}".encode()).hexdigest()
 
 
 def duplicate_of(owner, key: str) -> Job | None:

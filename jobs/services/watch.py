@@ -40,6 +40,7 @@ from django.db import DatabaseError, connection, transaction
 from watchfiles._rust_notify import WatchfilesRustInternalError
 
 from jobs.models import Job, WatchedFile
+from jobs.options import JobOptions
 from jobs.selectors import results
 from jobs.services.submission import job_create
 from jobs.services.watch_files import (ERROR_SUFFIX, NAME_MAX, Refused, Signature, error_file_name, folder_files,
@@ -62,9 +63,8 @@ class WatchOptions:
     folder: Path  # absolute
     out: Path
     owner: object  # the user the jobs are submitted as
-    pipeline: str
-    lang: str
     formats: tuple[str, ...]
+    job_options: JobOptions = JobOptions()
     settle_seconds: float = 2.0
 
 
@@ -213,8 +213,7 @@ def file_submit(options: WatchOptions, folder_fd: int, name: str, signature: Sig
         # On SQLite the transaction holds the write lock while job_create stores the file: a copy
         # of at most OCR_MAX_UPLOAD_BYTES, worth it for a job that can never be lost.
         with transaction.atomic():
-            job, reused = job_create(owner=options.owner, file=content, filename=name, pipeline=options.pipeline,
-                                     lang=options.lang)
+            job, reused = job_create(owner=options.owner, file=content, filename=name, options=options.job_options)
             row.job, row.state = job, WatchedFile.State.SUBMITTED
             row.save()
     except OcrError as exc:  # refused as an upload would be: same code and detail

@@ -6,9 +6,11 @@ from django import forms
 from django.conf import settings
 
 from jobs.engines.config import available_languages
+from jobs.options import JobOptions
 from ocr_engine import pipelines
-from ocr_engine.config import DEFAULT_LANG
-from ocr_engine.config import DEFAULT_PIPELINE
+
+DEFAULTS = JobOptions()
+
 
 class MultipleFileInput(forms.ClearableFileInput):
     allow_multiple_selected = True
@@ -37,23 +39,30 @@ def pipeline_choices() -> list[tuple[str, str]]:
 
 def language_choices() -> list[tuple[str, str]]:
     languages = available_languages()
-    return sorted(languages.items(), key=lambda item: (item[0] != DEFAULT_LANG, item[1]))
+    return sorted(languages.items(), key=lambda item: (item[0] != DEFAULTS.lang, item[1]))
 
 
 class UploadForm(forms.Form):
+    """The files and every job option (``JobOptions``); an option left out of a post takes its default."""
+
     files = MultipleFileField(label="Files")
-    pipeline = forms.ChoiceField(initial=DEFAULT_PIPELINE)
-    lang = forms.ChoiceField(label="Language", initial=DEFAULT_LANG)
+    pipeline = forms.ChoiceField(initial=DEFAULTS.pipeline, required=False)
+    lang = forms.ChoiceField(label="Language", initial=DEFAULTS.lang, required=False)
     text_layer = forms.ChoiceField(
-        label="PDF text", initial="auto", required=False, choices=[("auto", "Use the PDF's own text where it has one"),
-                                                   ("ocr", "OCR every page")])
+        label="PDF text", initial=DEFAULTS.text_layer, required=False,
+        choices=[("auto", "Use the PDF's own text where it has one"), ("ocr", "OCR every page")])
     orientation = forms.ChoiceField(
-        label="Orientation", initial="auto", required=False, choices=[("auto", "Turn and deskew pages"),
-                                                      ("none", "Pages are upright")])
+        label="Orientation", initial=DEFAULTS.orientation, required=False,
+        choices=[("auto", "Turn and deskew pages"), ("none", "Pages are upright")])
     pages = forms.CharField(
         label="Pages", required=False, max_length=255,
         help_text="All pages when empty; e.g. 1-3,7",
         widget=forms.TextInput(attrs={"placeholder": "all", "inputmode": "numeric", "autocomplete": "off"}),
+    )
+    webhook_url = forms.URLField(
+        label="Webhook URL", required=False, max_length=2000, assume_scheme="https",
+        help_text="Told when each job ends; your default webhook when empty.",
+        widget=forms.URLInput(attrs={"placeholder": "your default", "autocomplete": "off"}),
     )
 
     def __init__(self, *args, **kwargs):
@@ -70,7 +79,5 @@ class UploadForm(forms.Form):
                                         f"{len(files)}. Upload the others in another go.")
         return files
 
-    def options(self) -> dict[str, str]:
-        # Optional choices left out of a post (older clients, scripts) take their initial value.
-        return {name: self.cleaned_data[name] or self.fields[name].initial or ""
-                for name in ("pipeline", "lang", "text_layer", "orientation", "pages")}
+    def options(self) -> JobOptions:
+        return JobOptions.of(self.cleaned_data)

@@ -18,7 +18,7 @@ from rest_framework.exceptions import Throttled
 from jobs import selectors
 from jobs.api.serializers import ApiUrls, job_links
 from jobs.api.throttles import submissions_admit, submissions_wait
-from jobs.errors import OPTION_FIELD_BY_CODE
+from jobs.errors import OPTION_FIELD_BY_CODE, UrlNotAllowed
 from jobs.models import Job, PageResult
 from jobs.selectors.batches import batch_jobs, batch_list_for_user, batch_progress
 from jobs.services.accounts import api_token_regenerate, webhook_secret_rotate
@@ -77,10 +77,11 @@ def upload(request):
             return _throttled(request, form, wait)
         for file in form.cleaned_data["files"]:
             try:
-                job, reused = job_create(owner=request.user, file=file, filename=file.name, **form.options())
+                job, reused = job_create(owner=request.user, file=file, filename=file.name, options=form.options())
             except OcrError as error:
-                if error.code in OPTION_FIELD_BY_CODE:
-                    form.add_error(OPTION_FIELD_BY_CODE[error.code], error.message)
+                if error.code in OPTION_FIELD_BY_CODE or isinstance(error, UrlNotAllowed):
+                    # The only URL of this form is the webhook's.
+                    form.add_error(OPTION_FIELD_BY_CODE.get(error.code, "webhook_url"), error.message)
                     break
                 outcomes.append(Outcome(file.name, error=error))
             else:
@@ -109,11 +110,12 @@ def _upload_batch(request, form: UploadForm):
     options = form.options()
     try:
         batch = batch_create(owner=request.user, files=form.cleaned_data["files"], by=Actor.of_request(request),
-                             admit=lambda members: submissions_admit(request.user, members), **options)
+                             admit=lambda members: submissions_admit(request.user, members), options=options)
     except Throttled as throttled:
         return _throttled(request, form, int(throttled.wait))
     except OcrError as error:
-        form.add_error(OPTION_FIELD_BY_CODE.get(error.code, "files"), error.message)
+        field = "webhook_url" if isinstance(error, UrlNotAllowed) else "files"  # the form's only URL is the webhook's
+        form.add_error(OPTION_FIELD_BY_CODE.get(error.code, field), error.message)
         return render(request, "jobs/upload.html", {"form": form, "outcomes": []}, status=400)
     refused = f"; {len(batch.errors)} file(s) refused, listed with it" if batch.errors else ""
     messages.success(request, f"Batch {batch.name}: {batch.members.count()} job(s) queued{refused}.")

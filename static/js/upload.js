@@ -13,6 +13,8 @@
   const submit = document.getElementById("upload-submit");
   const formError = document.getElementById("form-error");
   const items = []; // {file, state: "pending"|"uploading"|"done"|"error", li}
+  // The job options (jobs.options.JobOptions), each a field of this form sent under its own name.
+  const JOB_OPTIONS = ["pipeline", "lang", "text_layer", "orientation", "pages", "webhook_url"];
 
   const jobUrl = (id) => form.dataset.jobUrl.replace("00000000-0000-0000-0000-000000000000", id);
   const isZip = (file) => file.name.toLowerCase().endsWith(".zip");
@@ -36,7 +38,7 @@
   }
 
   function clearErrors() {
-    ["files", "pipeline", "lang", "text_layer", "orientation", "pages"].forEach((name) => fieldError(name, ""));
+    ["files", ...JOB_OPTIONS].forEach((name) => fieldError(name, ""));
     showFormError("");
   }
 
@@ -85,7 +87,7 @@
     return new Promise((resolve) => {
       const data = new FormData();
       data.append("file", item.file, item.file.name);
-      for (const name of ["pipeline", "lang", "text_layer", "orientation", "pages"]) data.append(name, form.elements[name].value);
+      for (const name of JOB_OPTIONS) data.append(name, form.elements[name].value);
       const xhr = new XMLHttpRequest();
       xhr.open("POST", isZip(item.file) ? form.dataset.batchApi : form.dataset.api);
       xhr.setRequestHeader("X-CSRFToken", form.elements.csrfmiddlewaretoken.value);
@@ -135,15 +137,17 @@
       }
       const code = body && body.code ? body.code : "network_error";
       const detail = body && body.detail ? body.detail : "The server could not be reached. Try again.";
-      if (body && "field" in body) { // about an option, not this file (jobs.errors.OPTION_FIELD_BY_CODE)
+      if (body && ("field" in body || code === "url_not_allowed")) { // about an option, not this file
+        // (jobs.errors.OPTION_FIELD_BY_CODE); the only URL this form sends is the webhook's
         setItem(item, "pending", text(""));
-        if (body.field) fieldError(body.field, detail); else showFormError(detail);
+        const field = code === "url_not_allowed" ? "webhook_url" : body.field;
+        if (field) fieldError(field, detail); else showFormError(detail);
         break; // the same options would fail for every other file too
       }
       if (code === "invalid_request" && body.fields) {
         let placed = false;
         for (const [name, errors] of Object.entries(body.fields)) {
-          if (["pipeline", "lang", "text_layer", "orientation", "pages"].includes(name)) { fieldError(name, [].concat(errors).join(" ")); placed = true; }
+          if (JOB_OPTIONS.includes(name)) { fieldError(name, [].concat(errors).join(" ")); placed = true; }
         }
         if (placed) { setItem(item, "pending", text("")); break; }
       }

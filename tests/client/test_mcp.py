@@ -27,6 +27,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from PIL import Image, ImageChops
 from playwright.sync_api import expect
 
+from jobs.options import JobOptions
 from tests.e2e.conftest import background, browser_page, free_port, wait_until_serving
 from tests.ocr_engine import samples
 
@@ -323,3 +324,14 @@ def test_a_non_loopback_host_without_allowed_host_refuses_to_start(live):
     assert "--host 0.0.0.0 is not a loopback address" in started.stderr and "--allowed-host" in started.stderr
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"http://127.0.0.1:{port}/mcp")
+
+
+def test_ocr_submit_takes_every_job_option(alice_stdio, report_png, alice):
+    """The MCP tool spells each of the server's job options (jobs.options.JobOptions) and hands it on."""
+    chosen = {"pipeline": "ocr", "lang": "de", "text_layer": "ocr", "orientation": "none", "pages": "1",
+              "webhook_url": "https://hooks.example.org/ocr"}
+    assert set(chosen) == set(JobOptions.names())
+    submitted = alice_stdio("ocr_submit", source=str(report_png), **chosen)
+    assert not submitted.is_error, submitted.content
+    job = alice.job(submitted.structured_content["job"])
+    assert {name: job.data[name] for name in chosen} == chosen

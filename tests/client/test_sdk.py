@@ -7,8 +7,10 @@ import logging
 import time
 
 import pytest
+from ocr_client import _core
 from ocr_client import AsyncClient, BadRequest, Client, Conflict, ConnectionFailed, Job, NotFound, Refused, Result
 
+from jobs.options import JobOptions
 from tests.client.conftest import page_pdf, page_png
 from tests.e2e.conftest import free_port, web_server
 from tests.ocr_engine import samples
@@ -151,3 +153,7 @@ def test_without_websockets_wait_long_polls(live, tmp_path):
         job.wait(timeout=120, on_progress=reports.append)
     assert job.status == "succeeded", job.data
     assert reports and {r.via for r in reports} == {"poll"} and reports[-1].status == "succeeded"
+
+
+def test_submit_takes_every_job_option_of_the_server():
+    assert set(_core.SUBMIT_OPTIONS) == set(JobOptions.names())

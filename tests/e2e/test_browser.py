@@ -12,6 +12,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 from playwright.sync_api import expect
 
+from jobs.options import JobOptions
 from jobs import services
 from jobs.page_images import encode_page
 from ocr_engine.normalize import refresh_texts
@@ -160,7 +161,7 @@ def test_dense_page_stays_smooth_and_works_on_a_narrow_screen(user, asgi_server)
     """900 lines on page 1: drawn fast, hovering stays cheap; keyboard navigation; a phone-sized screen."""
     blank = Image.new("RGB", (200, 280), "white")
     job, _ = services.job_create(owner=user, file=samples.pdf_from_images([blank, blank], dpi=20),
-                                 filename="dense.pdf", pipeline="ocr")
+                                 filename="dense.pdf", options=JobOptions(pipeline="ocr"))
     # The worker's part, through the real services (no engine: the page is made above).
     services.job_claim(job_id=job.pk, worker_id="test")
     for number, rows in ((1, 300), (2, 10)):

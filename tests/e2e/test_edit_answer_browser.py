@@ -11,6 +11,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import expect
 
+from jobs.options import JobOptions
 from jobs import services
 from jobs.models import LineCorrection, PageEdit
 from tests.e2e.conftest import browser_page
@@ -57,7 +58,7 @@ def retype(page, old: str, new: str) -> None:
 def test_retyping_a_line_shows_the_new_text_at_once_on_a_page_with_a_geometry_edit(user, api_client, asgi_server):
     blank = Image.new("RGB", (200, 280), "white")
     job, _ = services.job_create(owner=user, file=samples.pdf_from_images([blank, blank], dpi=20),
-                                 filename="two.pdf", pipeline="ocr")
+                                 filename="two.pdf", options=JobOptions(pipeline="ocr"))
     services.job_claim(job_id=job.pk, worker_id="test")
     for number in (1, 2):  # each: "Hello world", "Second line" in one region of 100x40 px
         services.job_record_page(job_id=job.pk, worker_id="test", record=page_record(number))

@@ -9,6 +9,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import expect
 
+from jobs.options import JobOptions
 from jobs import services
 from tests.e2e.conftest import browser_page
 from tests.jobs.helpers import page_record
@@ -22,7 +23,7 @@ LINES = 40  # page 3's; the hit is near the end, below the panel's first screen
 def test_a_search_hit_on_page_3_opens_the_review_with_its_line_selected(user, api_client, asgi_server):
     blank = Image.new("RGB", (200, 280), "white")
     job, _ = services.job_create(owner=user, file=samples.pdf_from_images([blank] * 3, dpi=20),
-                                 filename="three.pdf", pipeline="ocr")
+                                 filename="three.pdf", options=JobOptions(pipeline="ocr"))
     services.job_claim(job_id=job.pk, worker_id="test")
     for number in (1, 2, 3):
         texts = [f"Filler line {k}" for k in range(1, LINES + 1)] if number == 3 else ["Hello world"]

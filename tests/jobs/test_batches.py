@@ -17,6 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from PIL import Image
 
+from jobs.options import JobOptions
 from jobs import services
 from jobs.models import AuditEntry, Batch, Document, Job, WebhookDelivery
 from jobs.services.batches import batch_create
@@ -220,7 +221,7 @@ def test_the_batch_webhook_is_delivered_once_signed(user, receiver, django_captu
     hook = receiver()
     archive = make_zip([("a.png", png(1)), ("b.png", png(2)), ("../bad.png", png(3))])
     with django_capture_on_commit_callbacks(execute=True):
-        batch = batch_create(owner=user, files=[upload(archive)], by=TESTER, webhook_url=hook.url)
+        batch = batch_create(owner=user, files=[upload(archive)], by=TESTER, options=JobOptions(webhook_url=hook.url))
         first, second = batch.jobs.order_by("batch_members__id")
         run_job(first)
         run_job(second)
@@ -245,7 +246,7 @@ def test_the_batch_webhook_is_delivered_once_signed(user, receiver, django_captu
 @pytest.mark.django_db(transaction=True)
 def test_two_last_jobs_ending_at_once_end_the_batch_once(user):
     batch = batch_create(owner=user, files=[upload(make_zip([("a.png", png(1)), ("b.png", png(2))]))], by=TESTER,
-                         webhook_url="http://127.0.0.1:9/hook")
+                         options=JobOptions(webhook_url="http://127.0.0.1:9/hook"))
     jobs = list(batch.jobs.all())
     for job in jobs:
         services.job_claim(job_id=job.pk, worker_id=f"w{job.pk}")

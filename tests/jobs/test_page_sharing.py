@@ -8,6 +8,7 @@ import pytest
 from django.utils import timezone
 from django_q.models import OrmQ
 
+from jobs.options import JobOptions
 from jobs import services
 from jobs.models import Job, PageClaim, PageResult
 from jobs.queue import HELP_JOB
@@ -20,7 +21,8 @@ pytestmark = pytest.mark.django_db
 
 
 def create(user, data: bytes, **options) -> Job:
-    job, _ = services.job_create(owner=user, file=data, filename="doc.pdf", pipeline="ocr", **options)
+    job, _ = services.job_create(owner=user, file=data, filename="doc.pdf",
+                                 options=JobOptions(**{"pipeline": "ocr", **options}))
     return job
 
 

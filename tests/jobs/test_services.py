@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 from django_q.models import OrmQ
 
+from jobs.options import JobOptions
 from jobs import services
 from jobs.errors import JobStateError
 from jobs.models import Document, Job, PageResult
@@ -28,7 +29,8 @@ def files_under(root: Path) -> list[Path]:
 
 
 def create(user, data=None, **options):
-    return services.job_create(owner=user, file=data or small_png(), filename="note.png", **options)
+    return services.job_create(owner=user, file=data or small_png(), filename="note.png",
+                               options=JobOptions(**options))
 
 
 # --- submission -------------------------------------------------------------

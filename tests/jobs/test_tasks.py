@@ -11,6 +11,7 @@ from django.db.models.signals import post_save
 from django_q.models import OrmQ
 from PIL import Image
 
+from jobs.options import JobOptions
 from jobs import progress, services, tasks
 from jobs.models import Job, PageClaim, PageResult
 from tests.jobs.helpers import TESTER
@@ -44,7 +45,8 @@ class Listener:
 
 
 def test_task_run_twice_makes_each_page_and_event_once(user, settings, django_capture_on_commit_callbacks):
-    job, _ = services.job_create(owner=user, file=text_png(), filename="bridges.png", pipeline="ocr")
+    job, _ = services.job_create(owner=user, file=text_png(), filename="bridges.png",
+                                 options=JobOptions(pipeline="ocr"))
     listener = Listener(job.pk)
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -76,7 +78,7 @@ def test_task_run_twice_makes_each_page_and_event_once(user, settings, django_ca
 def test_budget_spent_hands_over_page_by_page(user, settings, django_capture_on_commit_callbacks):
     settings.OCR_TASK_BUDGET_SECONDS = 0  # every slice does one page, then queues its continuation
     job, _ = services.job_create(owner=user, file=samples.report_pdf(pages=3, dpi=50).data, filename="r.pdf",
-                                 pipeline="ocr")
+                                 options=JobOptions(pipeline="ocr"))
     OrmQ.objects.all().delete()
 
     tasks.process_job(str(job.pk))
@@ -94,7 +96,7 @@ def test_budget_spent_hands_over_page_by_page(user, settings, django_capture_on_
 
 def test_next_page_is_read_while_the_page_before_is_stored(user, django_capture_on_commit_callbacks):
     job, _ = services.job_create(owner=user, file=samples.report_pdf(pages=3, dpi=50).data, filename="r.pdf",
-                                 pipeline="ocr")
+                                 options=JobOptions(pipeline="ocr"))
     claimed_when_stored = {}
 
     def stored(sender, instance, **kwargs):
@@ -117,7 +119,7 @@ def test_next_page_is_read_while_the_page_before_is_stored(user, django_capture_
 def test_deadline_fails_the_job_with_timeout(user, settings, django_capture_on_commit_callbacks):
     settings.OCR_JOB_TIMEOUT_BASE_SECONDS = 0
     settings.OCR_JOB_TIMEOUT_PER_PAGE_SECONDS = 0
-    job, _ = services.job_create(owner=user, file=text_png(), filename="late.png", pipeline="ocr")
+    job, _ = services.job_create(owner=user, file=text_png(), filename="late.png", options=JobOptions(pipeline="ocr"))
 
     with django_capture_on_commit_callbacks(execute=True):
         tasks.process_job(str(job.pk))
@@ -128,7 +130,7 @@ def test_deadline_fails_the_job_with_timeout(user, settings, django_capture_on_c
 
 
 def test_canceled_or_deleted_jobs_are_skipped(user):
-    job, _ = services.job_create(owner=user, file=text_png(), filename="x.png", pipeline="ocr")
+    job, _ = services.job_create(owner=user, file=text_png(), filename="x.png", options=JobOptions(pipeline="ocr"))
     services.job_cancel(job=job, by=TESTER)
     tasks.process_job(str(job.pk))
     tasks.process_job("00000000-0000-0000-0000-000000000000")
@@ -141,7 +143,7 @@ def test_an_image_cut_off_after_its_header_is_accepted_and_its_job_fails_with_co
         user, django_capture_on_commit_callbacks):
     # The web process checks headers only (issue 12: submissions stay fast); decoding is the worker's.
     job, _ = services.job_create(owner=user, file=bad_files.truncated(text_png(), keep=0.6), filename="cut.png",
-                                 pipeline="ocr")
+                                 options=JobOptions(pipeline="ocr"))
     listener = Listener(job.pk)
     with django_capture_on_commit_callbacks(execute=True):
         tasks.process_job(str(job.pk))

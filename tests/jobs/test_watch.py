@@ -16,6 +16,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from jobs.models import Job, WatchedFile
+from jobs.options import JobOptions
 from django.db import connection
 
 from jobs.services.watch import Settling, WatchMemory, WatchOptions, watch_run, watch_step
@@ -45,7 +46,8 @@ def folders(tmp_path):
 def watch(folders, user):
     """pass_(after=seconds): one pass of the watcher, ``after`` seconds after the previous one."""
     folder, out = folders
-    options = WatchOptions(folder=folder, out=out, owner=user, pipeline="ocr", lang="en", formats=("txt", "pdf"),
+    options = WatchOptions(folder=folder, out=out, owner=user, formats=("txt", "pdf"),
+                           job_options=JobOptions(pipeline="ocr"),
                            settle_seconds=SETTLE)
     clock = Clock()
     memory = WatchMemory(Settling(SETTLE, clock=clock))
@@ -210,7 +212,8 @@ def test_the_same_file_dropped_again_is_exported_again_from_the_same_job(watch, 
 @pytest.mark.parametrize("force_polling", [True, False], ids=["polling", "inotify"])
 def test_the_running_watcher_takes_a_dropped_file_and_stops_when_told(folders, user, force_polling):
     folder, out = folders
-    options = WatchOptions(folder=folder, out=out, owner=user, pipeline="ocr", lang="en", formats=("txt",),
+    options = WatchOptions(folder=folder, out=out, owner=user, formats=("txt",),
+                           job_options=JobOptions(pipeline="ocr"),
                            settle_seconds=0.5)
     stop = threading.Event()
 

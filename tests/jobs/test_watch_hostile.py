@@ -18,6 +18,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from jobs.models import Job, WatchedFile
+from jobs.options import JobOptions
 from jobs.services.watch import WatchOptions, file_submit, name_problems, watch_run
 from jobs.services.watch_files import Refused, folder_files, opened_dir
 from tests.jobs.helpers import page_record, small_png
@@ -145,7 +146,7 @@ def test_links_planted_under_the_names_of_exports_and_error_files_are_replaced_n
 def test_a_file_swapped_for_a_link_or_a_fifo_after_the_listing_is_refused_without_reading_it(
         folders, user, outside):
     folder, out = folders
-    options = WatchOptions(folder=folder, out=out, owner=user, pipeline="ocr", lang="en", formats=("txt",))
+    options = WatchOptions(folder=folder, out=out, owner=user, formats=("txt",), job_options=JobOptions(pipeline="ocr"))
     dropped(folder, "scan.png")
     dropped(folder, "pipe.png")
     with opened_dir(folder) as folder_fd:
@@ -219,7 +220,8 @@ def test_a_name_whose_exports_would_take_another_files_names_clashes():
 @pytest.mark.parametrize("force_polling", [True, False], ids=["polling", "inotify"])
 def test_the_running_watcher_survives_a_name_watchfiles_cannot_decode(folders, user, force_polling, caplog):
     folder, out = folders
-    options = WatchOptions(folder=folder, out=out, owner=user, pipeline="ocr", lang="en", formats=("txt",),
+    options = WatchOptions(folder=folder, out=out, owner=user, formats=("txt",),
+                           job_options=JobOptions(pipeline="ocr"),
                            settle_seconds=0.3)
     stop = threading.Event()
 

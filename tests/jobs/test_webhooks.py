@@ -16,6 +16,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 from django_q.models import OrmQ, Schedule
 
+from jobs.options import JobOptions
 from jobs import services
 from jobs.models import Document, Job, UserSettings, WebhookDelivery
 from jobs.webhooks import tasks, webhook_schedule_for_job
@@ -223,8 +224,8 @@ def test_private_webhook_url_is_refused_at_submission(api_client, settings):
 def test_user_default_webhook_url_applies_when_the_job_has_none(user):
     UserSettings.objects.create(user=user, default_webhook_url="https://hooks.example.org/ocr")
     default, _ = services.job_create(owner=user, file=small_png(), filename="a.png")
-    own, _ = services.job_create(owner=user, file=small_png(), filename="a.png", lang="fr",
-                                 webhook_url="https://other.example.org/x")
+    own, _ = services.job_create(owner=user, file=small_png(), filename="a.png",
+                                 options=JobOptions(lang="fr", webhook_url="https://other.example.org/x"))
     assert default.webhook_url == "https://hooks.example.org/ocr"
     assert own.webhook_url == "https://other.example.org/x"
 

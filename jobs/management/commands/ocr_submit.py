@@ -12,12 +12,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 from tqdm import tqdm
 
+from jobs.management.job_options import add_job_option_arguments
+from jobs.options import JobOptions
 from jobs.models import Job
 from jobs.services import job_create
 from ocr_engine import exports
-from ocr_engine.config import DEFAULT_LANG, ORIENTATION_MODES, TEXT_LAYER_MODES
-from ocr_engine.config import DEFAULT_PIPELINE
-from ocr_engine.pipelines import names as pipeline_names
 from ocr_engine.errors import OcrError
 
 POLL_SECONDS = 0.5
@@ -28,13 +27,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("file", type=Path)
-        parser.add_argument("--pipeline", choices=pipeline_names(), default=DEFAULT_PIPELINE)
-        parser.add_argument("--lang", default=DEFAULT_LANG)
-        parser.add_argument("--text-layer", choices=TEXT_LAYER_MODES, default="auto",
-                            help="auto: use a PDF's own text where usable; ocr: OCR every page")
-        parser.add_argument("--orientation", choices=ORIENTATION_MODES, default="auto",
-                            help="auto: turn and deskew pages; none: pages are upright")
-        parser.add_argument("--pages", default="", help="page range such as 1-3,7 (default: all)")
+        add_job_option_arguments(parser)
         parser.add_argument("--user", default=None, help="owner's username (default: the only superuser)")
         parser.add_argument("--no-wait", action="store_true", help="queue and exit")
         parser.add_argument("--timeout", type=float, default=None, help="give up waiting after this many seconds")
@@ -45,9 +38,7 @@ class Command(BaseCommand):
             raise CommandError(f"No such file: {path}")
         owner = self._owner(options["user"])
         try:
-            job, reused = job_create(owner=owner, file=path, filename=path.name, pipeline=options["pipeline"],
-                                     lang=options["lang"], pages=options["pages"],
-                                     text_layer=options["text_layer"], orientation=options["orientation"])
+            job, reused = job_create(owner=owner, file=path, filename=path.name, options=JobOptions.of(options))
         except OcrError as exc:
             raise CommandError(f"[{exc.code}] {exc.message}") from None
         self.stdout.write(f"Job {job.id} {'(reused: same file and options)' if reused else 'queued'} "

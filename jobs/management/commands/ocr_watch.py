@@ -7,12 +7,11 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from jobs.services import job_options_check
+from jobs.management.job_options import add_job_option_arguments
+from jobs.options import JobOptions
 from jobs.services.watch import FORMATS, WatchOptions, watch_options_check, watch_run
 from jobs.services.watch_files import UnsafeFolder
-from ocr_engine.config import DEFAULT_LANG, DEFAULT_PIPELINE
 from ocr_engine.errors import OcrError
-from ocr_engine.pipelines import names as pipeline_names
 
 
 class Command(BaseCommand):
@@ -23,8 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("folder", type=Path, metavar="IN_DIR")
         parser.add_argument("--out", type=Path, required=True, metavar="OUT_DIR")
         parser.add_argument("--user", required=True, help="username the jobs are submitted as")
-        parser.add_argument("--pipeline", choices=pipeline_names(), default=DEFAULT_PIPELINE)
-        parser.add_argument("--lang", default=DEFAULT_LANG)
+        add_job_option_arguments(parser)
         parser.add_argument("--format", default="pdf,txt",
                             help=f"comma-separated exports to write, of: {', '.join(FORMATS)} (default: pdf,txt)")
         parser.add_argument("--settle-seconds", type=float, default=2.0,
@@ -47,14 +45,15 @@ class Command(BaseCommand):
         formats = tuple(fmt.strip() for fmt in options["format"].split(",") if fmt.strip())
         try:
             watch_options_check(formats)
-            job_options_check(pipeline=options["pipeline"], lang=options["lang"])
+            job_options = JobOptions.of(options)
+            job_options.check()
         except OcrError as exc:
             raise CommandError(f"[{exc.code}] {exc.message}") from None
         out.mkdir(parents=True, exist_ok=True)
         self.stdout.write(f"Watching {folder} for {owner.username}; exports ({', '.join(formats)}) to {out}.")
         try:
-            watch_run(WatchOptions(folder=folder, out=out, owner=owner, pipeline=options["pipeline"],
-                                   lang=options["lang"], formats=formats, settle_seconds=options["settle_seconds"]),
+            watch_run(WatchOptions(folder=folder, out=out, owner=owner, job_options=job_options, formats=formats,
+                                   settle_seconds=options["settle_seconds"]),
                       force_polling=True if options["poll"] else None)
         except UnsafeFolder as exc:
             raise CommandError(str(exc)) from None
