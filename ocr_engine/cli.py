@@ -20,7 +20,7 @@ from .config import (
     BACKENDS, DEFAULT_LANG, DEFAULT_PIPELINE, DEFAULT_SCALE, ORIENTATION_MODES, TEXT_LAYER_MODES, EngineConfig,
 )
 from .errors import EngineUnavailable, InputError, OcrError
-from .schema import DocumentResult, Page
+from .schema import DocumentResult
 
 # The CLI says "text", the exports module and the API say "txt".
 FORMAT_ALIASES = {"text": "txt", "markdown": "md", "xml": "alto"}
@@ -87,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 @contextmanager
-def read_file(args: argparse.Namespace) -> Iterator[tuple[Any, EngineConfig, list[Page], DocumentResult]]:
-    """Read ``args.file`` with the engine as ``args`` say; yields the open document, the config, pages and result."""
+def read_file(args: argparse.Namespace) -> Iterator[tuple[Any, EngineConfig, DocumentResult]]:
+    """Read ``args.file`` with the engine as ``args`` say; yields the open document, the config and the result."""
     from tqdm import tqdm
 
     from .engine import Engine, assemble_document
@@ -116,7 +116,7 @@ def read_file(args: argparse.Namespace) -> Iterator[tuple[Any, EngineConfig, lis
             "filename": document.filename, "media_type": document.media_type, "sha256": document.sha256,
             "page_count": document.page_count,
         })
-        yield document, config, pages, result
+        yield document, config, result
 
 
 def write_output(args: argparse.Namespace, data: bytes, pages: int) -> None:
@@ -131,12 +131,12 @@ def _run(args: argparse.Namespace) -> int:
     from .orientation import straighten
 
     fmt, pdfa = exports.export_of(FORMAT_ALIASES.get(args.format, args.format))
-    with read_file(args) as (document, config, pages, result):
+    with read_file(args) as (document, config, result):
         # The engine read each page turned and deskewed as its result records; the
         # searchable PDF must show that same frame, or the text layer would not line up.
-        by_number = {page.page_number: page for page in pages}
+        by_number = {page.page_number: page for page in result.pages}
         data = exports.render(result, fmt, page_image=lambda n: straighten(
             document.render(n, scale=config.scale), by_number[n].rotation, by_number[n].skew),
             pdfa=pdfa, source_pdf=args.file if pdfa and document.kind == "pdf" else None)
-    write_output(args, data, len(pages))
+    write_output(args, data, len(result.pages))
     return 0

@@ -20,6 +20,7 @@ from ..cli import add_engine_arguments, read_file, run_reporting_errors, write_o
 from ..errors import InputError
 from ..schema import document_from_dict
 from .extract import extract_fields
+from .spec import parse_schema
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -51,6 +52,7 @@ def _load_json(path: Path, what: str, code: str):
 
 def _run(args: argparse.Namespace) -> int:
     schema = _load_json(args.schema, "a JSON Schema", "invalid_fields_schema")
+    parse_schema(schema)  # a bad schema fails before minutes of OCR
     if args.result is not None:
         data = _load_json(args.result, "an engine result", "invalid_result")
         try:
@@ -58,16 +60,14 @@ def _run(args: argparse.Namespace) -> int:
         except (KeyError, TypeError, AttributeError) as exc:
             raise InputError(f"{args.result} is not an engine result ({type(exc).__name__}: {exc}).",
                              code="invalid_result") from None
-        pages = len(document.pages)
         lang = args.lang or document.engine.lang
     else:
         from ..config import DEFAULT_LANG
 
         args.lang = args.lang or DEFAULT_LANG
-        with read_file(args) as (_document, _config, read_pages, document):
-            pages = len(read_pages)
-        lang = args.lang
+        with read_file(args) as (_source, _config, document):
+            lang = args.lang
     extraction = extract_fields(document, schema, lang=lang)
     answer = {"backend": extraction.backend, "fields": extraction.as_dict()}
-    write_output(args, json.dumps(answer, ensure_ascii=False, indent=1).encode() + b"\n", pages)
+    write_output(args, json.dumps(answer, ensure_ascii=False, indent=1).encode() + b"\n", len(document.pages))
     return 0
