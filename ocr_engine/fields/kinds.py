@@ -1,7 +1,7 @@
 """Reading a value of each kind from text, and the text forms a value of that kind is found as.
 
 ``read`` is what the ``rules`` backend does with the text beside a label;
-``readings`` is what the verifier looks for in a cited line.
+``found_in`` is what the verifier asks of a cited line.
 """
 
 from __future__ import annotations
@@ -39,15 +39,11 @@ def read(spec: FieldSpec, text: str, lang: str) -> Any:
     return value or None
 
 
-def readings(spec: FieldSpec, text: str, lang: str) -> list[Any]:
-    """Every typed value of ``spec``'s kind that ``text`` holds (both readings of an ambiguous date)."""
+def _readings(spec: FieldSpec, text: str, lang: str) -> list[Any]:
+    """Every date or number ``text`` holds, typed as ``spec``'s kind (both readings of an ambiguous date)."""
     if spec.kind == "date":
         return [day.isoformat() for day, _, _ in dates.date_readings(text, lang)]
-    if spec.kind in ("money", "number", "integer"):
-        return [as_json_number(spec, v) for v in amounts.amounts_in(text)]
-    if spec.kind in ("iban", "vat"):
-        return [ids.compact_id(text)]  # the verifier looks for the value in it, spaces and dots removed
-    return [text]
+    return [as_json_number(spec, v) for v in amounts.amounts_in(text)]
 
 
 def typed(spec: FieldSpec, value: Any) -> Any:
@@ -90,7 +86,7 @@ def as_json_number(spec: FieldSpec, value: Decimal) -> int | float:
 def found_in(spec: FieldSpec, value: Any, text: str, lang: str) -> bool:
     """Whether ``value`` (``typed``) is printed in ``text`` once spaces, case, dates and amounts are normalised."""
     if spec.kind in ("date", "money", "number", "integer"):
-        return any(_equal(value, other) for other in readings(spec, text, lang))
+        return any(_equal(value, other) for other in _readings(spec, text, lang))
     if spec.kind in ("iban", "vat"):
         return compact(value) in compact(ids.compact_id(text))
     return compact(str(value)) in compact(text)

@@ -94,3 +94,16 @@ def test_schema_mistakes_are_named(schema, message):
     with pytest.raises(InvalidFieldsSchema, match=message) as caught:
         parse_schema(schema)
     assert caught.value.code == "invalid_fields_schema"
+
+
+def test_an_enum_value_is_one_of_the_enum_and_printed_in_its_line():
+    schema = {"type": "object", "properties": {"currency": {"type": "string", "enum": ["EUR", "USD"]}}}
+    document = invoice(subtotal="260,00 EUR")
+    specs = parse_schema(schema)
+    fields = verified(document, specs, {"currency": Proposal("eur", ("p1-l16",))}, lang="de")
+    assert (fields["currency"].value, fields["currency"].grounded) == ("EUR", True)
+    fields = verified(document, specs, {"currency": Proposal("GBP", ("p1-l16",))}, lang="de")
+    assert not fields["currency"].grounded and fields["currency"].reason == "not_a_enum: 'GBP'"
+    found = extract_fields(document, {**schema, "properties": {"currency": {
+        **schema["properties"]["currency"], "x-labels": ["Subtotal"]}}}, lang="de").fields["currency"]
+    assert (found.value, [e.line_id for e in found.evidence]) == ("EUR", ["p1-l16"])
