@@ -1,0 +1,91 @@
+"""Classification: a document type's rules (Paperless-ngx's algorithms) and job_classify on a job's result."""
+
+from __future__ import annotations
+
+import pytest
+
+from jobs import services
+from jobs.models import DocumentType
+from jobs.services.classification import job_classify
+from jobs.services.matching import InvalidMatch, check_match, match_words, rule_score
+from tests.jobs.factories import JobFactory
+from tests.jobs.helpers import page_record
+
+Matching = DocumentType.Matching
+
+
+def finished_job(owner, *texts: str):
+    """A succeeded one-page job whose lines are ``texts``."""
+    job = JobFactory(owner=owner)
+    services.job_claim(job_id=job.pk, worker_id="w")
+    services.job_record_page(job_id=job.pk, worker_id="w", record=page_record(1, texts=texts))
+    return services.job_finish(job_id=job.pk, worker_id="w")
+
+
+def kind(match: str, algorithm: str, name: str = "t") -> DocumentType:
+    return DocumentType(name=name, match=match, matching_algorithm=algorithm)
+
+
+def test_words_split_on_spaces_and_quotes_group():
+    assert match_words('  some  words "with   quotes " x.y') == ["some", "words", r"with\s+quotes", r"x\.y"]
+
+
+@pytest.mark.parametrize(("match", "algorithm", "text", "score"), [
+    ("invoice rechnung facture", Matching.ANY, "RECHNUNG Nr. 17", 1 / 3),
+    ("invoice rechnung facture", Matching.ANY, "Invoiced amounts", 0.0),  # whole words only
+    ("invoice total", Matching.ALL, "Invoice ... Total: 12.00", 1.0),
+    ("invoice total", Matching.ALL, "Invoice without a sum", 0.0),
+    ('"purchase order"', Matching.ANY, "PURCHASE\n  ORDER 4711", 1.0),
+    ("Amount due", Matching.LITERAL, "the amount due is", 1.0),
+    ("Amount due", Matching.LITERAL, "amount that is due", 0.0),
+    (r"INV-\d{4}", Matching.REGEX, "Ref inv-2024", 1.0),
+    (r"INV-\d{4}", Matching.REGEX, "Ref INV-20", 0.0),
+    ("Bahnhofstrasse", Matching.FUZZY, "Bahnhofstrase 12, Zürich", 1.0),
+    ("Bahnhofstrasse", Matching.FUZZY, "Hauptplatz 1, Wien", 0.0),
+    ("invoice", Matching.AUTO, "invoice", 0.0),  # auto types are the learned classifier's
+])
+def test_rules_score_as_paperless_matches(match, algorithm, text, score):
+    assert rule_score(kind(match, algorithm), text) == pytest.approx(score)
+
+
+def test_a_catastrophic_regex_is_stopped_and_counts_as_no_match():
+    assert rule_score(kind(r"(a+)+$", Matching.REGEX), "a" * 40 + "!") == 0.0
+
+
+@pytest.mark.parametrize(("match", "algorithm"), [("(unclosed", Matching.REGEX), ("  ", Matching.ANY)])
+def test_rules_that_cannot_run_are_refused(match, algorithm):
+    with pytest.raises(InvalidMatch) as caught:
+        check_match(match, algorithm)
+    assert caught.value.code == "invalid_match"
+
+
+def test_job_classify_picks_the_type_whose_rules_hold(user, other_user):
+    DocumentType.objects.create(owner=user, name="invoice", match="invoice rechnung", matching_algorithm="any")
+    receipt = DocumentType.objects.create(owner=user, name="receipt", match="receipt kassenbon")
+    DocumentType.objects.create(owner=other_user, name="bob's", match="receipt")
+    classification = job_classify(job=finished_job(user, "Kassenbon", "Summe 4,20"))
+    assert (classification.document_type, classification.source, classification.confidence) == (
+        receipt, "rules", 1.0)
+
+
+def test_two_types_matching_alike_are_not_confident(user):
+    DocumentType.objects.create(owner=user, name="invoice", match="invoice")
+    DocumentType.objects.create(owner=user, name="order", match="order")
+    classification = job_classify(job=finished_job(user, "Invoice for order 12"))
+    assert (classification.document_type.name, classification.confidence) == ("invoice", 0.5)
+
+
+def test_no_type_fits_or_none_defined(user):
+    assert job_classify(job=finished_job(user, "Dear Sir")) is None
+    DocumentType.objects.create(owner=user, name="invoice", match="invoice")
+    assert job_classify(job=finished_job(user, "Dear Sir")) is None
+
+
+def test_job_classify_reads_reviewers_corrections(user):
+    from jobs.services.review import line_correct
+
+    DocumentType.objects.create(owner=user, name="invoice", match="invoice")
+    job = finished_job(user, "Inv0ice 17")
+    assert job_classify(job=job) is None
+    line_correct(page=job.pages.get(), line_id="p1-l1", text="Invoice 17", user=user)
+    assert job_classify(job=job).document_type.name == "invoice"
