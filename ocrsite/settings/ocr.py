@@ -38,6 +38,22 @@ OCR_URL_FETCH_TIMEOUT = env_float("OCR_URL_FETCH_TIMEOUT", 30.0)
 OCR_WEBHOOK_MAX_ATTEMPTS = env_int("OCR_WEBHOOK_MAX_ATTEMPTS", 6)
 OCR_WEBHOOK_BACKOFF_SECONDS = env_float("OCR_WEBHOOK_BACKOFF_SECONDS", 10.0)
 OCR_WEBHOOK_TIMEOUT_SECONDS = env_float("OCR_WEBHOOK_TIMEOUT_SECONDS", 10.0)
+# The fields stage's LLM (jobs/llm.py, docs/extraction.md): any OpenAI-compatible chat API, its base URL up
+# to /v1; empty: every type is extracted by `rules`. ATTEMPTS x TIMEOUT plus the backoffs stays below Q_TIMEOUT.
+OCR_LLM_URL = env_str("OCR_LLM_URL", "").rstrip("/")
+OCR_LLM_MODEL = env_str("OCR_LLM_MODEL", "")
+OCR_LLM_API_KEY = env_str("OCR_LLM_API_KEY", "")
+OCR_LLM_SAMPLES = env_int("OCR_LLM_SAMPLES", 1)  # 2: a second, warmer answer whose agreement feeds confidence
+OCR_LLM_TIMEOUT_SECONDS = env_float("OCR_LLM_TIMEOUT_SECONDS", 60.0)
+OCR_LLM_ATTEMPTS = env_int("OCR_LLM_ATTEMPTS", 3)
+OCR_LLM_BACKOFF_SECONDS = env_float("OCR_LLM_BACKOFF_SECONDS", 2.0)
+# json_schema (OpenAI, vLLM, Ollama, llama.cpp's llama-server) or json_object (llama-cpp-python's server).
+OCR_LLM_RESPONSE_FORMAT = env_str("OCR_LLM_RESPONSE_FORMAT", "json_schema")
+OCR_LLM_MAX_TOKENS = env_int("OCR_LLM_MAX_TOKENS", 2048)
+if OCR_LLM_SAMPLES not in (1, 2) or OCR_LLM_RESPONSE_FORMAT not in ("json_schema", "json_object"):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured("OCR_LLM_SAMPLES is 1 or 2 and OCR_LLM_RESPONSE_FORMAT json_schema or json_object.")
 # A task reads pages for this long, then re-enqueues the job: every task stays far below Q_TIMEOUT.
 OCR_TASK_BUDGET_SECONDS = env_int("OCR_TASK_BUDGET_SECONDS", 120)
 # A running job whose heartbeat (every page boundary) is older than this was abandoned by a dead
