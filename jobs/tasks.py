@@ -14,6 +14,7 @@ from django.conf import settings
 from jobs import worker
 from jobs.services import job_help, job_requeue_stale, job_run
 from jobs.services.batch_exports import build_batch_export as build_batch_export_service
+from jobs.services.classifier import classifiers_train_stale
 from jobs.services.exports import build_export as build_export_service
 from jobs.services.retention import retention_purge as retention_purge_service
 from jobs.services.storage import orphan_files_sweep
@@ -38,6 +39,11 @@ def help_job(job_id: str) -> None:
 
 def requeue_stale() -> int:
     return job_requeue_stale()
+
+
+def train_classifiers() -> int:
+    """Retrain the learned document-type classifiers whose training data changed (schedule, migration 0022)."""
+    return len(classifiers_train_stale())
 
 
 def sweep_orphan_files() -> int:

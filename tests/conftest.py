@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.llm_server import llm_server, llm_settings  # noqa: F401 - fixtures: a real llama.cpp server
+
 
 def pytest_collection_modifyitems(config, items):
     from django.db import connection
