@@ -118,3 +118,24 @@ class FieldCorrection(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job_id} {self.name}"
+
+
+class DocumentClassifier(models.Model):
+    """An owner's learned document-type classifier (``jobs.services.classifier``), trained from the jobs whose
+    type a user named or a reviewer set. ``changed_at``: when that training data last changed; the schedule
+    retrains an owner whose ``changed_at`` is after ``trained_at``.
+
+    ``model`` holds plain arrays (NumPy's ``.npz``, read with ``allow_pickle=False``), not a pickle: a
+    row read back from the database can hold numbers and words, never code to run.
+    """
+
+    owner = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True,
+                                 related_name="document_classifier")
+    changed_at = models.DateTimeField(null=True, blank=True)
+    trained_at = models.DateTimeField(null=True, blank=True)
+    data_key = models.CharField(max_length=64, blank=True)  # sha256 of the (job, type) pairs it learned
+    documents = models.PositiveIntegerField(default=0)  # how many it learned from
+    model = models.BinaryField(null=True, blank=True)  # None: too little to learn from (under two types)
+
+    def __str__(self) -> str:
+        return f"classifier of {self.owner_id}"

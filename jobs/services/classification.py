@@ -12,11 +12,14 @@ from dataclasses import dataclass
 
 from jobs.models import DocumentType, Job, JobFields
 from jobs.selectors.results import job_document_result
+from jobs.services.classifier import classifier_predict
 from jobs.services.matching import rule_score
 
 # The rules are confident when the best type holds this share of all the types' rule scores:
 # one type matching alone has 1.0, two types matching as well as each other 0.5.
 RULES_CONFIDENT = 0.6
+# The learned classifier is confident when its type's probability reaches this.
+MODEL_CONFIDENT = 0.5
 
 
 @dataclass(frozen=True)
@@ -38,12 +41,21 @@ def classify_by_rules(types: list[DocumentType], text: str) -> Classification | 
 
 
 def text_classify(*, owner_id: int, text: str) -> Classification | None:
-    """The owner's type for a document of ``text``: the rules' when confident, else ``None`` when
-    no rule holds, else the rules' best guess with its low confidence."""
-    types = list(DocumentType.objects.filter(owner_id=owner_id).order_by("name"))
+    """The owner's type for a document of ``text``: the rules' when they are confident, else the learned
+    classifier's when it is; else the rules' best guess with its low confidence, or None (no rule holds
+    and the classifier is unsure or has not learned yet: no type fits)."""
+    types = {document_type.pk: document_type
+             for document_type in DocumentType.objects.filter(owner_id=owner_id).order_by("name")}
     if not types:
         return None
-    return classify_by_rules(types, text)
+    by_rules = classify_by_rules(list(types.values()), text)
+    if by_rules is not None and by_rules.confidence >= RULES_CONFIDENT:
+        return by_rules
+    predicted = classifier_predict(owner_id=owner_id, text=text)
+    if predicted is not None and predicted.confidence >= MODEL_CONFIDENT:
+        return Classification(document_type=types[predicted.document_type_id], source=JobFields.Source.MODEL,
+                              confidence=round(predicted.confidence, 3))
+    return by_rules
 
 
 def job_classify(*, job: Job) -> Classification | None:

@@ -89,3 +89,96 @@ def test_job_classify_reads_reviewers_corrections(user):
     assert job_classify(job=job) is None
     line_correct(page=job.pages.get(), line_id="p1-l1", text="Invoice 17", user=user)
     assert job_classify(job=job).document_type.name == "invoice"
+
+
+INVOICES = [("Invoice", "Bill to ACME Ltd", "Unit price Quantity", "Amount due 120.00"),
+            ("Tax invoice", "Customer Globex", "Quantity Unit price", "Subtotal 50.00", "Amount due 60.00"),
+            ("Invoice 2231", "Bill to Initech", "Payment terms 30 days", "Amount due 75.10")]
+RECEIPTS = [("Corner Shop", "Cash 20.00", "Change 3.50", "Thank you for shopping"),
+            ("Bakery Lux", "Card payment", "Change 0.00", "Thank you, come again"),
+            ("Kiosk 7", "Cash 5.00", "Thank you for your visit")]
+
+
+def labelled(owner, document_type, *texts):
+    from jobs.models import JobFields
+
+    job = finished_job(owner, *texts)
+    JobFields.objects.update_or_create(job=job, defaults={"document_type": document_type, "type_source": "user",
+                                                          "type_confidence": 1.0})
+    return job
+
+
+@pytest.fixture
+def learned(user):
+    """Two types with no rules (``auto``), three jobs of each whose type the user named, trained."""
+    from jobs.services.classifier import classifier_train
+
+    invoice = DocumentType.objects.create(owner=user, name="invoice", matching_algorithm="auto")
+    receipt = DocumentType.objects.create(owner=user, name="receipt", matching_algorithm="auto")
+    for texts in INVOICES:
+        labelled(user, invoice, *texts)
+    for texts in RECEIPTS:
+        labelled(user, receipt, *texts)
+    classifier_train(owner_id=user.pk)
+    return invoice, receipt
+
+
+def test_the_learned_classifier_types_what_no_rule_names(user, other_user, learned):
+    invoice, receipt = learned
+    job = finished_job(user, "Bill to Hooli", "Amount due 99.00", "Unit price")
+    classification = job_classify(job=job)
+    assert (classification.document_type, classification.source) == (invoice, "model")
+    assert 0.5 <= classification.confidence <= 1
+    assert job_classify(job=finished_job(user, "Cash 10.00", "Thank you")).document_type == receipt
+    # bob has learned nothing: his documents are not classified by alice's model
+    DocumentType.objects.create(owner=other_user, name="invoice", matching_algorithm="auto")
+    assert job_classify(job=finished_job(other_user, "Bill to Hooli", "Amount due 99.00")) is None
+
+
+def test_confident_rules_come_before_the_model(user, learned):
+    DocumentType.objects.create(owner=user, name="order", match="Hooli")
+    classification = job_classify(job=finished_job(user, "Bill to Hooli", "Amount due 99.00"))
+    assert (classification.document_type.name, classification.source) == ("order", "rules")
+
+
+def test_a_deleted_type_is_not_predicted(user, learned):
+    from jobs.services.document_types import document_type_delete
+
+    document_type_delete(document_type=learned[0])
+    classification = job_classify(job=finished_job(user, "Bill to Hooli", "Amount due 99.00", "Unit price"))
+    assert classification is None or classification.document_type == learned[1]
+
+
+def test_the_schedule_retrains_only_owners_whose_data_changed(user, learned):
+    from jobs.models import DocumentClassifier
+    from jobs.services.classifier import classifier_mark_stale, classifiers_train_stale
+
+    assert classifiers_train_stale() == []
+    before = DocumentClassifier.objects.get(owner=user)
+    labelled(user, learned[1], "Market stall", "Cash 2.00", "Thank you")
+    classifier_mark_stale(owner_id=user.pk)
+    assert classifiers_train_stale() == [user.pk]
+    after = DocumentClassifier.objects.get(owner=user)
+    assert (before.documents, after.documents) == (6, 7)
+    assert after.data_key != before.data_key and classifiers_train_stale() == []
+
+
+def test_one_type_is_too_little_to_learn(user):
+    from jobs.services.classifier import classifier_train
+
+    invoice = DocumentType.objects.create(owner=user, name="invoice", matching_algorithm="auto")
+    labelled(user, invoice, *INVOICES[0])
+    assert classifier_train(owner_id=user.pk).model is None
+    assert job_classify(job=finished_job(user, *INVOICES[1])) is None
+
+
+def test_a_schedule_runs_the_training_task(user, learned):
+    from django_q.models import Schedule
+
+    from jobs import tasks
+    from jobs.services.classifier import classifier_mark_stale
+
+    schedule = Schedule.objects.get(name="jobs.train_classifiers")
+    assert (schedule.func, schedule.repeats) == ("jobs.tasks.train_classifiers", -1)
+    classifier_mark_stale(owner_id=user.pk)
+    assert tasks.train_classifiers() == 1
