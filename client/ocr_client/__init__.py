@@ -31,6 +31,7 @@ from ocr_client.errors import (
     ServerUnavailable,
     WaitTimeout,
 )
+from ocr_client.fields import DocumentTypeAssignment, Evidence, Field, Fields
 from ocr_client.models import (
     SCHEMA_VERSION,
     Correction,
@@ -49,8 +50,9 @@ from ocr_client.models import (
 from ocr_client.version import __version__
 
 __all__ = [
-    "SCHEMA_VERSION", "AsyncClient", "AsyncJob", "AuthError", "BadRequest", "Client", "Conflict", "ConnectionFailed",
-    "Correction", "EditAnswer", "EngineInfo", "ForeignLink", "Job", "Line", "NotFound", "OcrClientError", "Page",
-    "Progress", "RateLimited", "Refused", "Region", "Result", "RetryPolicy", "SchemaMismatch", "SearchHit",
-    "ServerError", "ServerUnavailable", "Table", "TableCell", "WaitTimeout", "Word", "__version__",
+    "AsyncClient", "AsyncJob", "AuthError", "BadRequest", "Client", "Conflict", "ConnectionFailed", "Correction",
+    "DocumentTypeAssignment", "EditAnswer", "EngineInfo", "Evidence", "Field", "Fields", "ForeignLink", "Job", "Line",
+    "NotFound", "OcrClientError", "Page", "Progress", "RateLimited", "Refused", "Region", "Result", "RetryPolicy",
+    "SCHEMA_VERSION", "SchemaMismatch", "SearchHit", "ServerError", "ServerUnavailable", "Table", "TableCell",
+    "WaitTimeout", "Word", "__version__",
 ]

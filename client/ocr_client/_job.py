@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from ocr_client._core import Call, job_path, line_change, region_change
 from ocr_client.models import FINAL_STATUSES
@@ -109,3 +110,13 @@ class JobBase:
 
     def _undo(self, correction_id: int) -> Call:
         return Call("POST", job_path(self.id, "corrections", correction_id, "undo"))
+
+    # Fields (docs/extraction.md)
+    def _fields(self) -> Call:
+        return Call("GET", job_path(self.id, "fields"))
+
+    def _field_edit(self, name: str, body: dict[str, Any]) -> Call:
+        return Call("PATCH", job_path(self.id, "fields", quote(name, safe="")), json=body)
+
+    def _document_type_set(self, document_type: str | int) -> Call:
+        return Call("PUT", job_path(self.id, "document-type"), json={"document_type": str(document_type)})

@@ -25,6 +25,7 @@ from ocr_client._core import Call, RetryPolicy
 from ocr_client._job import JobBase
 from ocr_client.client import _closed, page_of, write_whole
 from ocr_client.errors import WaitTimeout
+from ocr_client.fields import UNSET, Evidence, Fields, field_change, poll_delay
 from ocr_client.models import EditAnswer, Page, Progress, Result, SearchHit
 from ocr_client.version import USER_AGENT
 
@@ -220,6 +221,26 @@ class AsyncJob(JobBase):
 
     async def undo(self, correction_id: int) -> EditAnswer:
         return EditAnswer.from_dict(await self._client.call(self._undo(correction_id)))
+
+    async def fields(self, wait: float = 0) -> Fields:
+        """See ``Job.fields``."""
+        deadline, attempt = time.monotonic() + wait, 0
+        while True:
+            found = Fields.from_dict(await self._client.call(self._fields()))
+            if found.final or time.monotonic() >= deadline:
+                return found
+            await asyncio.sleep(min(poll_delay(attempt), max(0.0, deadline - time.monotonic())))
+            attempt += 1
+
+    async def correct_field(self, name: str, *, value: Any = UNSET,
+                            evidence: list[Evidence | dict] | None = None) -> Fields:
+        """See ``Job.correct_field``."""
+        return Fields.from_dict(await self._client.call(self._field_edit(name, field_change(value, evidence))))
+
+    async def set_document_type(self, document_type: str | int) -> Fields:
+        """See ``Job.set_document_type``."""
+        await self._client.call(self._document_type_set(document_type))
+        return await self.fields()
 
 
 async def _report(on_progress: ProgressCallback | None, progress: Progress) -> None:

@@ -21,11 +21,14 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ocr_client.client import Client, Job, write_whole
-from ocr_client.errors import AuthError, ConnectionFailed, NotFound, OcrClientError
+from ocr_client.errors import AuthError, ConnectionFailed, NotFound, OcrClientError, WaitTimeout
 
 STATE_FILE = ".ocr-client-state.json"
 # Formats that are not an export of their own name: "pdfa" is the searchable PDF as PDF/A-2b.
 EXPORT_ALIASES = {"pdfa": ("pdf", {"pdfa": "2b"}, ".pdfa.pdf")}
+# Not an export: the job's fields (GET /jobs/{id}/fields) as the server answers them, NAME.fields.json.
+FIELDS_FORMAT = "fields.json"
+FIELDS_WAIT = 600.0  # seconds the fields stage, which runs after OCR, may take when --timeout does not say
 
 
 @dataclass(frozen=True)
@@ -187,8 +190,21 @@ class BulkSubmit:
         return None if job.status in ("failed", "canceled") else job
 
     def _export(self, job: Job, source: Source, fmt: str) -> Path:
+        if fmt == FIELDS_FORMAT:
+            return write_fields(job, source.output(self.out_dir, fmt), self.timeout or FIELDS_WAIT)
         name, params, _ = EXPORT_ALIASES.get(fmt, (fmt, {}, ""))
         return job.export(name, source.output(self.out_dir, fmt), **params)
+
+
+def write_fields(job: Job, path: Path | None, wait: float) -> Path | bytes:
+    """The job's fields as JSON, once the fields stage has ended (``WaitTimeout`` after ``wait`` seconds):
+    written whole to ``path``, or the bytes without one. A stage that failed or was skipped is written too:
+    its ``status`` and ``error`` say so."""
+    fields = job.fields(wait=wait)
+    if not fields.final:
+        raise WaitTimeout(f"The fields of job {job.id} were still {fields.status} after {wait:.0f} s.")
+    content = json.dumps(fields.raw, indent=1, ensure_ascii=False).encode()
+    return content if path is None else write_whole(path, content)
 
 
 def describe(outcome: Outcome) -> str:

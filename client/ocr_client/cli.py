@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from ocr_client import config
-from ocr_client.bulk_submit import EXPORT_ALIASES, BulkSubmit, sources
+from ocr_client.bulk_submit import EXPORT_ALIASES, FIELDS_FORMAT, FIELDS_WAIT, BulkSubmit, sources, write_fields
 from ocr_client.client import Client
 from ocr_client.errors import AuthError, ConnectionFailed, OcrClientError
 from ocr_client.version import __version__
@@ -47,7 +47,8 @@ def parser() -> argparse.ArgumentParser:
     submit.add_argument("--webhook-url")
     submit.add_argument("--wait", action="store_true", help="wait for every job to end (implied by --format)")
     submit.add_argument("--format", default="", help="exports to write when a job succeeds, e.g. md,txt "
-                        "(txt md json hocr alto pdf page, and pdfa: the PDF as PDF/A-2b, NAME.pdfa.pdf)")
+                        "(txt md json hocr alto pdf page, pdfa: the PDF as PDF/A-2b, NAME.pdfa.pdf, and "
+                        "fields.json: the document type and fields, NAME.fields.json)")
     submit.add_argument("-o", "--out", type=Path, default=Path("."), metavar="OUT_DIR",
                         help="where exports and the resume state go (default: the current folder)")
     submit.add_argument("-j", "--concurrency", type=int, default=4, help="files in flight at once (default 4)")
@@ -65,7 +66,7 @@ def parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser("export", help="download an export of a job")
     export.add_argument("job")
-    export.add_argument("format", help="txt md json hocr alto pdf page pdfa")
+    export.add_argument("format", help="txt md json hocr alto pdf page pdfa fields.json")
     export.add_argument("-o", "--out", type=Path, help="file to write (default: standard output)")
 
     cancel = commands.add_parser("cancel", help="cancel a queued or running job")
@@ -155,6 +156,13 @@ def run_result(client: Client, args) -> int:
 def run_export(client: Client, args) -> int:
     name, params, _ = EXPORT_ALIASES.get(args.format, (args.format, {}, ""))
     job = client.job(args.job)
+    if args.format == FIELDS_FORMAT:
+        written = write_fields(job, args.out, FIELDS_WAIT)
+        if args.out:
+            print(written)
+        else:
+            sys.stdout.buffer.write(written)
+        return 0
     if args.out:
         print(job.export(name, args.out, **params))
     else:

@@ -25,6 +25,7 @@ from ocr_client import _core
 from ocr_client._core import Call, RetryPolicy
 from ocr_client._job import JobBase
 from ocr_client.errors import AuthError, NotFound, WaitTimeout
+from ocr_client.fields import UNSET, Evidence, Fields, field_change, poll_delay
 from ocr_client.models import EditAnswer, Page, Progress, Result, SearchHit
 from ocr_client.version import USER_AGENT
 
@@ -254,6 +255,31 @@ class Job(JobBase):
 
     def undo(self, correction_id: int) -> EditAnswer:
         return EditAnswer.from_dict(self._client.call(self._undo(correction_id)))
+
+    # --- Fields (docs/extraction.md) ---------------------------------------------------------------
+    def fields(self, wait: float = 0) -> Fields:
+        """The job's document type and fields, each value with its confidence, grounding and lines.
+
+        The fields stage runs after OCR (``status`` "pending" until it ends): ``wait`` seconds to wait for
+        it to end first; the answer as it stands when they are up (still "pending" if it has not ended)."""
+        deadline, attempt = time.monotonic() + wait, 0
+        while True:
+            found = Fields.from_dict(self._client.call(self._fields()))
+            if found.final or time.monotonic() >= deadline:
+                return found
+            time.sleep(min(poll_delay(attempt), max(0.0, deadline - time.monotonic())))
+            attempt += 1
+
+    def correct_field(self, name: str, *, value: Any = UNSET, evidence: list[Evidence | dict] | None = None) -> Fields:
+        """Correct one value (``name``: ``total``, ``line_items.0.amount``), its evidence (the lines it is
+        read from: ``Evidence`` or ``{"page", "line_id"}``), or both; stored with who and when. The fields after."""
+        return Fields.from_dict(self._client.call(self._field_edit(name, field_change(value, evidence))))
+
+    def set_document_type(self, document_type: str | int) -> Fields:
+        """Name the job's document type (its id or name) as a reviewer: its fields are read again, and the
+        change teaches the classifier. The fields after (``status`` "pending" while they are read again)."""
+        self._client.call(self._document_type_set(document_type))
+        return self.fields()
 
 
 def _closed(job_id: str, error: ConnectionClosed) -> None:

@@ -24,9 +24,9 @@ from ocr_client.mcp_http import http_app, token_of
 
 INSTRUCTIONS = """OCR of the user's documents on their OCR server. Submit a file or URL (ocr_submit), wait for it
 (ocr_status), then read it (ocr_read), search it or all of the user's documents (ocr_find), take a table
-(ocr_table), or look at the page itself (ocr_crop). Every line these tools quote comes with its page, its line
-id and a review link that opens that line on the page image: cite them with every statement you take from a
-document, so that a person can check it."""
+(ocr_table), read its fields (ocr_fields: an invoice's number, total...), or look at the page itself
+(ocr_crop). Every line these tools quote comes with its page, its line id and a review link that opens that
+line on the page image: cite them with every statement you take from a document, so that a person can check it."""
 
 CITE = ("Each line carries its page, line id and review link (the page image with that line selected): "
         "cite them when you quote or rely on the line.")
@@ -134,6 +134,20 @@ def build_server(base_url: str, token: str | None) -> MCPServer:
     ) -> list[dict[str, Any]]:
         with client_for(ctx) as client:
             return mcp_tools.find(client, query, job, page)
+
+    @server.tool(description="The fields read from a job's document (an invoice's number, date, total, vendor, line "
+                             "items...): its document type (and whether a user named it or it was classified), "
+                             "and each value by its name (line_items.0.amount inside a list) with its confidence, "
+                             "'grounded' (false: the value was not found in the lines it cites; 'reason' says why: "
+                             "do not rely on it without checking), page, line ids and review link. The fields "
+                             "stage runs after OCR: wait_seconds waits while 'status' is pending. " + CITE)
+    def ocr_fields(
+        job: JobId, ctx: Context,
+        wait_seconds: Annotated[float, Field(ge=0, le=50, description="Seconds to wait for the fields stage to "
+                                                                      "end.")] = 0,
+    ) -> dict[str, Any]:
+        with client_for(ctx) as client:
+            return mcp_tools.fields(client, base_url, job, wait_seconds)
 
     @server.tool(description="A table of a page (of a job read with the 'structure' pipeline) as rows of cells, "
                              "each cell with its row, column, spans, text, polygon (page-image pixels), the ids of "

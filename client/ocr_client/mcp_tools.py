@@ -16,6 +16,7 @@ from urllib.parse import urlencode, urlsplit
 from PIL import Image
 
 from ocr_client.errors import NotFound
+from ocr_client.fields import Field
 from ocr_client.models import Line, Page, Result, Table
 
 CROP_MARGIN = 8  # px around the box: a line's glyphs touch its polygon
@@ -111,6 +112,23 @@ def find(client, query: str, job_id: str | None, page: int | None) -> list[dict[
              "polygon": hit.polygon, "confidence": hit.confidence, "region_type": hit.region_type,
              "link": hit.links.get("review")}
             for hit in client.search(query, job=job_id, page=page)]
+
+
+def fields(client, base_url: str, job_id: str, wait_seconds: float) -> dict[str, Any]:
+    """The job's document type and fields (GET /api/v1/jobs/{id}/fields), each value flat by its path
+    (``line_items.0.amount``) with its page, line ids and the review link that opens its first line."""
+    found = client.job(job_id).fields(wait=wait_seconds)
+    kind = found.document_type
+    return {"job": job_id, "status": found.status, "finished": found.final, "error": found.error,
+            "document_type": kind and {"name": kind.name, "source": kind.source, "confidence": kind.confidence},
+            "fields": [_field(base_url, job_id, one) for one in found.flat().values()]}
+
+
+def _field(base_url: str, job_id: str, one: Field) -> dict[str, Any]:
+    first = one.evidence[0] if one.evidence else None
+    return {"name": one.name, "value": one.value, "confidence": one.confidence, "grounded": one.grounded,
+            "reason": one.reason, "page": first.page if first else None, "line_ids": one.line_ids,
+            "link": review_link(base_url, job_id, first.page, first.line_id) if first else None}
 
 
 def _page_of(client, job_id: str, page_number: int) -> tuple[Any, Page]:
