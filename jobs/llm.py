@@ -111,13 +111,13 @@ def _answer(client: httpx.Client, config: LlmConfig, body: dict) -> dict:
         wait = config.backoff * 2 ** (attempt - 1)
         try:
             return _parse(_post(client, body), body["response_format"])
-        except _Refused:
-            raise
         except _Retryable as failure:
             error, wait = failure.error, failure.retry_after if failure.retry_after is not None else wait
         except LlmError as failure:
             error = failure
         logger.warning("LLM attempt %d of %d failed: %s: %s", attempt, config.attempts, error.code, error.message)
+        if isinstance(error, _Refused):
+            break
         if attempt < config.attempts:
             time.sleep(wait)
     raise error
