@@ -50,6 +50,18 @@ class LineNotFound(InputError):
     code = "line_not_found"
 
 
+class FieldNotFound(InputError):
+    """A field correction names no field of the job's extracted fields (``total``, ``line_items.0.amount``)."""
+
+    code = "field_not_found"
+
+
+class InvalidFieldValue(InputError):
+    """A field correction's value is not of its field's kind (a date that is no date, an amount that is none)."""
+
+    code = "invalid_field_value"
+
+
 class QuotaExceeded(OcrError):
     """A per-user quota (pages per day, stored bytes) would be exceeded."""
 

@@ -1,7 +1,8 @@
 """django-q2 plumbing: which cluster runs a job, enqueueing, and what is waiting.
 
-Two named clusters (settings.Q_CLUSTER): ``cpu`` (the default cluster) and
-``gpu`` (``Q_CLUSTER_NAME=gpu python manage.py qcluster``).
+Named clusters (settings.Q_CLUSTER): ``cpu`` (the default cluster),
+``gpu`` (``Q_CLUSTER_NAME=gpu python manage.py qcluster``) for OCR, and ``llm`` for
+the fields stage after OCR (jobs.services.extraction).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ logger = logging.getLogger(__name__)
 
 PROCESS_JOB = "jobs.tasks.process_job"
 HELP_JOB = "jobs.tasks.help_job"
+EXTRACT_FIELDS = "jobs.tasks.extract_fields"
+FIELDS_CLUSTER = "llm"  # the fields stage's own cluster (settings.Q_CLUSTER's ALT_CLUSTERS)
 
 
 def cluster_for(pipeline: str) -> str:
@@ -59,6 +62,14 @@ def enqueue_helpers(job_id: UUID | str, cluster: str, count: int) -> None:
     def push():
         for _ in range(count):
             async_task(HELP_JOB, str(job_id), cluster=cluster, group=f"job-{job_id}")
+
+    _push_with_commit(push)
+
+
+def enqueue_fields(job_id: UUID | str) -> None:
+    """Queue ``extract_fields(job_id)`` on the fields cluster, committed like ``enqueue_job``."""
+    def push():
+        async_task(EXTRACT_FIELDS, str(job_id), cluster=FIELDS_CLUSTER, group=f"fields-{job_id}")
 
     _push_with_commit(push)
 

@@ -16,6 +16,7 @@ from jobs.services import job_help, job_requeue_stale, job_run
 from jobs.services.batch_exports import build_batch_export as build_batch_export_service
 from jobs.services.classifier import classifiers_train_stale
 from jobs.services.exports import build_export as build_export_service
+from jobs.services.extraction import job_fields_extract
 from jobs.services.retention import retention_purge as retention_purge_service
 from jobs.services.storage import orphan_files_sweep
 
@@ -35,6 +36,11 @@ def help_job(job_id: str) -> None:
     worker.pin_to_own_cores()
     job_help(job_id=job_id, worker_id=worker_identity(), budget_seconds=settings.OCR_TASK_BUDGET_SECONDS,
              stopping=worker.stopping)
+
+
+def extract_fields(job_id: str) -> None:
+    """The fields stage of a succeeded job, on the ``llm`` cluster (jobs.services.extraction)."""
+    job_fields_extract(job_id=job_id)
 
 
 def requeue_stale() -> int:

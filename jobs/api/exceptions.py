@@ -18,7 +18,8 @@ HTTP status by error code (OcrError codes come from ocr_engine.errors and jobs.e
 * 507 ``insufficient_storage``: the server's disk is full; nothing was stored.
 * 409 ``invalid_state``: e.g. cancel a finished job, retry a job that did not fail.
 * 404 ``not_found`` (also for other users' jobs), ``line_not_found`` (a correction names no line
-  of the page), 401 ``not_authenticated``.
+  of the page), ``field_not_found`` (a field correction names no extracted field), 401 ``not_authenticated``.
+  400 ``invalid_field_value``: a field correction's value is not of its field's kind.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ STATUS_BY_CODE = {
     "quota_exceeded": 429,
     "insufficient_storage": 507,
     "region_not_found": 404,
+    "field_not_found": 404,
 }
 
 

@@ -6,6 +6,7 @@ from rest_framework.routers import SimpleRouter
 
 from jobs.api.audit import AuditLogView
 from jobs.api.batches import BatchViewSet
+from jobs.api.fields import JobFieldsView, JobFieldView
 from jobs.api.page_edits import (
     CorrectionUndoView,
     LineCreateView,
@@ -44,6 +45,9 @@ urlpatterns = [
     path("jobs/<str:pk>/corrections/<int:correction_id>/undo", CorrectionUndoView.as_view(),
          name="job-correction-undo"),
     path("jobs/<str:pk>/cer", JobCerView.as_view(), name="job-cer"),
+    # Fields (jobs/api/fields.py): a name may address an array's cell, line_items.0.amount.
+    path("jobs/<str:pk>/fields", JobFieldsView.as_view(), name="job-fields"),
+    path("jobs/<str:pk>/fields/<str:name>", JobFieldView.as_view(), name="job-field"),
     path("training-set", TrainingSetView.as_view(), name="training-set"),
     path("cer", CerReportView.as_view(), name="cer-report"),
     path("review-queue", ReviewQueueView.as_view(), name="review-queue"),

@@ -31,6 +31,7 @@ from jobs.models import Job, PageResult
 from jobs.queue import enqueue_helpers, enqueue_job
 from jobs.services.batch_states import batch_job_ended
 from jobs.services.documents import upload_limits
+from jobs.services.extraction import job_fields_queue
 from jobs.services.fetching import document_pending, job_document_fetch
 from jobs.services.pages import job_record_page, page_claim_next, page_encode, page_read, pages_held_by_others
 from jobs.webhooks import webhook_schedule_for_job
@@ -322,6 +323,8 @@ def _close(job: Job, pages: list[PageResult]) -> None:
     job.page_claims.all().delete()  # helpers still on a page find the job final and stop
     batch_job_ended(job)
     transaction.on_commit(lambda: progress.publish(job, job.status, error_code=job.error_code or None))
+    if job.status == Job.Status.SUCCEEDED and job_fields_queue(job=job):
+        return  # its job.succeeded webhook waits for the fields stage, to carry the fields
     # robust: a webhook that cannot be queued is logged and never fails the finished job.
     transaction.on_commit(lambda: webhook_schedule_for_job(job=job, event=f"job.{job.status}"), robust=True)
 

@@ -9,17 +9,26 @@ from uuid import UUID
 from django.conf import settings
 from django.urls import reverse
 
-from jobs.models import Batch, Job
+from jobs.models import Batch, Job, JobFields
+from jobs.selectors.fields import job_fields
 from jobs.summary import batch_summary, job_summary
 
 
 def job_event_payload(job: Job, *, event: str, delivery_id: UUID, timestamp: datetime) -> dict[str, Any]:
-    """Built once per delivery and stored with it, so every retry sends the same content."""
+    """Built once per delivery and stored with it, so every retry sends the same content.
+
+    A job whose fields are read after OCR carries them (``fields``, as GET /jobs/{id}/fields answers):
+    its ``job.succeeded`` is sent when the fields stage ends (jobs.services.extraction).
+    """
+    fields = {"fields": job_fields(job), "links": {"fields": _api_url("job-fields", job)}} if (
+        JobFields.objects.filter(job=job).exists()) else {}
     return {
         "event": event,
         "job": {
             **job_summary(job),
-            "links": {"self": _api_url("job-detail", job), "result": _api_url("job-result", job)},
+            "links": {"self": _api_url("job-detail", job), "result": _api_url("job-result", job),
+                      **fields.pop("links", {})},
+            **fields,
         },
         "delivery_id": str(delivery_id),
         "timestamp": timestamp.isoformat(),

@@ -257,6 +257,10 @@ Q_CLUSTER = {
     # (django-q2 multi-queue); tasks reach it via async_task(..., cluster="gpu").
     "ALT_CLUSTERS": {
         "gpu": {"workers": env_int("Q_GPU_WORKERS", 1)},
+        # The fields stage (jobs.services.extraction): `Q_CLUSTER_NAME=llm python manage.py qcluster`.
+        # Its own queue, so OCR workers never wait on a model and each stage scales on its own.
+        # Its work waits on an LLM server, not on cores: no nice value or pinning matters here.
+        "llm": {"workers": env_int("Q_LLM_WORKERS", 1)},
     },
 }
 

@@ -1,0 +1,36 @@
+"""Builders for tests of the fields stage: an OCR job that succeeds with a hand-made invoice page."""
+
+from __future__ import annotations
+
+from PIL import Image
+
+from jobs import services
+from jobs.models import DocumentType, JobFields
+from jobs.page_images import encode_page
+from tests.jobs.factories import JobFactory
+from tests.ocr_engine.fields.hand_invoice import SCHEMA, invoice
+
+
+def invoice_type(owner, name: str = "invoice", **changes) -> DocumentType:
+    return DocumentType.objects.create(owner=owner, name=name, **{"match": "invoice", "fields_schema": SCHEMA,
+                                                                  **changes})
+
+
+def name_type(job, document_type: DocumentType) -> JobFields:
+    """What submitting with ``document_type=<id or name>`` leaves on a job."""
+    return JobFields.objects.create(job=job, document_type=document_type, type_source=JobFields.Source.USER,
+                                    type_confidence=1.0)
+
+
+def invoice_job(owner, *, document_type: DocumentType | None = None, **job_fields):
+    """A job whose one page (tests.ocr_engine.fields.hand_invoice) a worker reads and finishes, committed."""
+    from jobs.services.pages import PageRecord
+
+    job = JobFactory(owner=owner, **{"lang": "de", **job_fields})  # the page's dates are written 05.03.2024
+    if document_type is not None:
+        name_type(job, document_type)
+    services.job_claim(job_id=job.pk, worker_id="w")
+    jpeg, thumbnail = encode_page(Image.new("RGB", (1200, 800), "white"), thumbnail_size=16)
+    services.job_record_page(job_id=job.pk, worker_id="w", record=PageRecord(
+        page_number=1, page=invoice().pages[0], raw={}, timings={"ocr": 0.5}, image_jpeg=jpeg, thumbnail=thumbnail))
+    return services.job_finish(job_id=job.pk, worker_id="w")

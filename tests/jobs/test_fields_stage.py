@@ -1,0 +1,110 @@
+"""The fields stage after OCR (jobs.services.extraction): queued on the llm cluster when an OCR job
+succeeds, rules extraction without an LLM, skipped without types, safe to run twice, a failure kept
+apart from the OCR result, and the job.succeeded webhook waiting for the stage."""
+
+from __future__ import annotations
+
+import pytest
+
+from jobs import tasks
+from jobs.models import JobFields, PageResult, WebhookDelivery
+from jobs.queue import FIELDS_CLUSTER, waiting_task_ids
+from jobs.services.extraction import job_fields_extract, job_fields_queue
+from tests.jobs.fields_jobs import invoice_job, invoice_type
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def no_llm(settings):
+    settings.OCR_LLM_URL = ""  # the embedded default: every type is read by rules
+
+
+def test_a_succeeded_job_that_named_its_type_is_queued_on_the_llm_cluster_and_read_by_rules(user):
+    job = invoice_job(user, document_type=invoice_type(user))
+    stage = JobFields.objects.get(job=job)
+    assert stage.status == "pending" and stage.queued_at is not None
+    assert len(waiting_task_ids(FIELDS_CLUSTER)) == 1
+    assert not waiting_task_ids("cpu")  # OCR workers never see the stage's task
+
+    tasks.extract_fields(str(job.pk))
+
+    stage.refresh_from_db()
+    assert (stage.status, stage.backend, stage.type_source, stage.attempts) == ("succeeded", "rules", "user", 1)
+    fields = stage.fields
+    assert fields["invoice_number"]["value"] == "INV-2024-001"
+    assert [e["line_id"] for e in fields["invoice_number"]["evidence"]] == ["p1-l1"]
+    assert fields["invoice_date"]["value"] == "2024-03-05" and fields["invoice_date"]["grounded"] is True
+    assert fields["subtotal"] == {**fields["subtotal"], "value": 260.0, "grounded": True, "reason": None}
+    assert [row["amount"]["value"] for row in fields["line_items"]] == [10.0, 250.0]
+    assert fields["iban"]["value"] == "DE89370400440532013000"
+
+
+def test_a_job_whose_owner_has_no_types_skips_the_stage_and_sends_its_webhook_at_once(user):
+    job = invoice_job(user, webhook_url="https://hooks.example.com/ocr")
+    assert not JobFields.objects.filter(job=job).exists()
+    assert not waiting_task_ids(FIELDS_CLUSTER)
+    assert WebhookDelivery.objects.filter(job=job, event="job.succeeded").count() == 1
+    assert "fields" not in WebhookDelivery.objects.get(job=job).payload["job"]
+
+
+def test_the_job_succeeded_webhook_waits_for_the_stage_and_carries_its_fields(user):
+    job = invoice_job(user, document_type=invoice_type(user), webhook_url="https://hooks.example.com/ocr")
+    assert not WebhookDelivery.objects.filter(job=job).exists()
+
+    job_fields_extract(job_id=job.pk)
+
+    payload = WebhookDelivery.objects.get(job=job, event="job.succeeded").payload
+    assert payload["job"]["fields"]["status"] == "succeeded"
+    assert payload["job"]["fields"]["fields"]["invoice_number"]["value"] == "INV-2024-001"
+
+
+def test_the_task_run_twice_reads_once(user):
+    job = invoice_job(user, document_type=invoice_type(user))
+    assert job_fields_extract(job_id=job.pk) is not None
+    first = JobFields.objects.get(job=job)
+
+    assert job_fields_extract(job_id=job.pk) is None  # delivered again: nothing left to do
+
+    again = JobFields.objects.get(job=job)
+    assert (again.attempts, again.finished_at, again.fields) == (1, first.finished_at, first.fields)
+
+
+def test_a_run_overtaken_by_a_new_queueing_stores_nothing(user):
+    document_type = invoice_type(user)
+    job = invoice_job(user, document_type=document_type)
+    from jobs.services import extraction
+
+    claimed_at = extraction._claim(job.pk)
+    stage = JobFields.objects.select_related("document_type", "job").get(job=job)
+    job_fields_queue(job=job)  # a reviewer changed the type meanwhile: a newer run owns the stage
+
+    assert extraction._finish(stage, claimed_at, status="succeeded", backend="rules", fields={"x": {}}) is None
+    assert JobFields.objects.get(job=job).status == "pending"
+    assert job_fields_extract(job_id=job.pk).status == "succeeded"  # the newer run answers
+
+
+def test_a_backend_failure_fails_the_stage_with_its_code_and_leaves_the_ocr_result(user):
+    broken = invoice_type(user, fields_schema={"type": "object", "properties": {"total": {"type": "array"}}})
+    job = invoice_job(user, document_type=broken)
+    page_before = PageResult.objects.get(job=job).normalized
+
+    stage = job_fields_extract(job_id=job.pk)
+
+    assert (stage.status, stage.error_code) == ("failed", "invalid_fields_schema")
+    job.refresh_from_db()
+    assert job.status == "succeeded"
+    assert PageResult.objects.get(job=job).normalized == page_before
+
+
+def test_a_failed_ocr_job_gets_no_stage(user):
+    from jobs import services
+    from tests.jobs.factories import JobFactory
+
+    invoice_type(user)
+    job = JobFactory(owner=user)
+    services.job_claim(job_id=job.pk, worker_id="w")
+    services.job_fail(job_id=job.pk, code="corrupt_file", detail="unreadable", worker_id="w")
+
+    assert not JobFields.objects.filter(job=job).exists()
+    assert not waiting_task_ids(FIELDS_CLUSTER)
