@@ -6,7 +6,8 @@ from ocr_engine.errors import InputError, OcrError
 # by the form field they belong to (None: the options as a whole). The upload
 # page shows them next to that field and tries no further files; the API sends
 # the field with the error so the browser's uploader follows the same rule.
-OPTION_FIELD_BY_CODE = {"invalid_page_range": "pages", "gpu_required": "pipeline", "unsupported_option": None}
+OPTION_FIELD_BY_CODE = {"invalid_page_range": "pages", "gpu_required": "pipeline", "unsupported_option": None,
+                        "unknown_document_type": "document_type"}
 
 
 # Page errors caused by an exception in the engine or the platform, whose text can name files, libraries

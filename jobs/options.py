@@ -30,6 +30,7 @@ OPTION_HELP = {
     "orientation": "auto: turn and deskew pages; none: pages are upright",
     "pages": "page range such as 1-3,7 (default: all)",
     "webhook_url": "a public http(s) URL told when the job ends (default: the user's own)",
+    "document_type": "the id or name of one of your document types (default: classify the document)",
 }
 
 
@@ -43,6 +44,9 @@ class JobOptions:
     orientation: str = ORIENTATION_MODES[0]
     pages: str = ""  # all pages
     webhook_url: str = ""  # the owner's default webhook, if any (jobs.services.submission)
+    # One of the owner's document types, by id or name (jobs.services.job_types resolves it: the owner is
+    # known there); empty: the fields stage classifies the document.
+    document_type: str = ""
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

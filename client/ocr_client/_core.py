@@ -27,7 +27,7 @@ API_PREFIX = "/api/v1/"
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 MAX_WAIT_SECONDS = 50  # the server's longest ?wait= (below a proxy's 60 s read timeout)
-SUBMIT_OPTIONS = ("pipeline", "lang", "pages", "text_layer", "orientation", "webhook_url")
+SUBMIT_OPTIONS = ("pipeline", "lang", "pages", "text_layer", "orientation", "webhook_url", "document_type")
 
 
 @dataclass(frozen=True)

@@ -73,10 +73,10 @@ class AsyncClient:
     async def submit(self, src: str | os.PathLike | bytes, filename: str | None = None, *,
                      pipeline: str | None = None, lang: str | None = None, pages: str | list[int] | None = None,
                      text_layer: str | None = None, orientation: str | None = None,
-                     webhook_url: str | None = None) -> AsyncJob:
+                     webhook_url: str | None = None, document_type: str | int | None = None) -> AsyncJob:
         """See ``Client.submit``."""
         options = {"pipeline": pipeline, "lang": lang, "pages": pages, "text_layer": text_layer,
-                   "orientation": orientation, "webhook_url": webhook_url}
+                   "orientation": orientation, "webhook_url": webhook_url, "document_type": document_type}
         call = await asyncio.to_thread(_core.submit_call, src, filename, options)  # reads the file off the loop
         return AsyncJob(self, await self.call(call))
 

@@ -45,6 +45,8 @@ def parser() -> argparse.ArgumentParser:
     submit.add_argument("--text-layer", choices=["auto", "ocr"])
     submit.add_argument("--orientation", choices=["auto", "none"])
     submit.add_argument("--webhook-url")
+    submit.add_argument("--document-type", help="the id or name of one of your document types (default: the "
+                        "server classifies each document)")
     submit.add_argument("--wait", action="store_true", help="wait for every job to end (implied by --format)")
     submit.add_argument("--format", default="", help="exports to write when a job succeeds, e.g. md,txt "
                         "(txt md json hocr alto pdf page, pdfa: the PDF as PDF/A-2b, NAME.pdfa.pdf, and "
@@ -124,7 +126,7 @@ def run_submit(client: Client, args) -> int:
     if not files:
         return fail("no files to submit", EXIT_USAGE)
     options = {"pipeline": args.pipeline, "lang": args.lang, "pages": args.pages, "text_layer": args.text_layer,
-               "orientation": args.orientation, "webhook_url": args.webhook_url}
+               "orientation": args.orientation, "webhook_url": args.webhook_url, "document_type": args.document_type}
     bulk = BulkSubmit(client, {k: v for k, v in options.items() if v is not None}, args.out, formats, args.wait,
                   concurrency=args.concurrency, timeout=args.timeout, progress=False if args.no_progress else None)
     outcomes = bulk.run(files)

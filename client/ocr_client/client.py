@@ -79,16 +79,18 @@ class Client:
     # --- Jobs ----------------------------------------------------------------------------------
     def submit(self, src: str | os.PathLike | bytes, filename: str | None = None, *, pipeline: str | None = None,
                lang: str | None = None, pages: str | list[int] | None = None, text_layer: str | None = None,
-               orientation: str | None = None, webhook_url: str | None = None) -> Job:
+               orientation: str | None = None, webhook_url: str | None = None,
+               document_type: str | int | None = None) -> Job:
         """Queue a job for a file (a path or its bytes) or an http(s) URL a worker downloads.
 
         Options the server defaults when left out: ``pipeline`` (ocr, structure, vl), ``lang``, ``pages``
-        ("1-3,7" or a list), ``text_layer`` (auto, ocr), ``orientation`` (auto, none), ``webhook_url``.
+        ("1-3,7" or a list), ``text_layer`` (auto, ocr), ``orientation`` (auto, none), ``webhook_url``,
+        ``document_type`` (the id or name of one of your document types; else the server classifies it).
         The same file with the same options within the server's dedup window returns the earlier
         job (``job.reused``). Raises ``Refused`` (413/415/422), ``BadRequest``, ``AuthError``...
         """
         options = {"pipeline": pipeline, "lang": lang, "pages": pages, "text_layer": text_layer,
-                   "orientation": orientation, "webhook_url": webhook_url}
+                   "orientation": orientation, "webhook_url": webhook_url, "document_type": document_type}
         return Job(self, self.call(_core.submit_call(src, filename, options)))
 
     def job(self, job_id: str) -> Job:

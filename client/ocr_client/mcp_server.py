@@ -82,6 +82,8 @@ def build_server(base_url: str, token: str | None) -> MCPServer:
                                                              "upright.")] = None,
         webhook_url: Annotated[str | None, Field(description="A public http(s) URL the server tells when the job "
                                                              "ends.")] = None,
+        document_type: Annotated[str | None, Field(description="The id or name of one of your document types "
+                                                               "(which fields to read); classified when omitted.")] = None,
     ) -> dict[str, Any]:
         if not mcp_tools.is_url(source) and token is None:
             # Over HTTP the caller is not the person who started this server: files of this machine are
@@ -91,7 +93,7 @@ def build_server(base_url: str, token: str | None) -> MCPServer:
         with client_for(ctx) as client:
             try:
                 job = client.submit(source, pipeline=pipeline, lang=lang, pages=pages, text_layer=text_layer,
-                                    orientation=orientation, webhook_url=webhook_url)
+                                    orientation=orientation, webhook_url=webhook_url, document_type=document_type)
             except OSError as exc:  # the path: missing, a folder, unreadable
                 raise ToolError(f"Cannot read {source!r} on the MCP server's machine: {exc.strerror or exc}.") from exc
             return {**mcp_tools.job_status(job), "reused": job.reused}

@@ -58,6 +58,8 @@ class JobOptionsSerializer(FieldsOnce, serializers.Serializer):
     orientation = serializers.CharField(required=False, max_length=8, help_text=OPTION_HELP["orientation"])
     webhook_url = serializers.URLField(required=False, allow_blank=True, max_length=2000,
                                        help_text=OPTION_HELP["webhook_url"])
+    document_type = serializers.CharField(required=False, allow_blank=True, max_length=128,
+                                          help_text=OPTION_HELP["document_type"])
 
     def options(self) -> JobOptions:
         return JobOptions.of(self.validated_data)
@@ -233,12 +235,15 @@ class JobSerializer(ModelFieldsOnceSerializer):
     pages = serializers.CharField(source="pages_spec", read_only=True)
     reviewed_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     expires_at = serializers.SerializerMethodField()
+    document_type = serializers.SerializerMethodField(help_text="the document type a person gave the job (at "
+                                                      "submit or in review); GET .../fields has the classified one")
 
     class Meta:
         model = Job
         fields = [
             "id", "status", "pipeline", "lang", "text_layer", "orientation", "pages", "page_numbers", "cluster",
             "document", "progress", "queue_position", "attempts", "error", "timings", "engine", "webhook_url",
+            "document_type",
             "created_at", "started_at", "finished_at", "expires_at", "reviewed_at", "reviewed_by", "links",
         ]
         read_only_fields = fields
@@ -259,6 +264,9 @@ class JobSerializer(ModelFieldsOnceSerializer):
         return error_dict(job.error_code, job.error_detail)
 
     @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_document_type(self, job: Job) -> str:
+        return job.options.document_type
+
     def get_expires_at(self, job: Job) -> str | None:
         expires = job_expires_at(job)
         return None if expires is None else serializers.DateTimeField().to_representation(expires)

@@ -6,6 +6,7 @@ from rest_framework.routers import SimpleRouter
 
 from jobs.api.audit import AuditLogView
 from jobs.api.batches import BatchViewSet
+from jobs.api.document_types import DocumentTypeViewSet, JobDocumentTypeView
 from jobs.api.fields import JobFieldsView, JobFieldView
 from jobs.api.page_edits import (
     CorrectionUndoView,
@@ -30,6 +31,7 @@ app_name = "api"
 router = SimpleRouter(trailing_slash=False)  # /api/v1/jobs/{id}, as documented
 router.register("jobs", JobViewSet, basename="job")
 router.register("batches", BatchViewSet, basename="batch")
+router.register("document-types", DocumentTypeViewSet, basename="document-type")
 
 urlpatterns = [
     *router.urls,
@@ -47,6 +49,7 @@ urlpatterns = [
     path("jobs/<str:pk>/cer", JobCerView.as_view(), name="job-cer"),
     # Fields (jobs/api/fields.py): a name may address an array's cell, line_items.0.amount.
     path("jobs/<str:pk>/fields", JobFieldsView.as_view(), name="job-fields"),
+    path("jobs/<str:pk>/document-type", JobDocumentTypeView.as_view(), name="job-document-type"),
     path("jobs/<str:pk>/fields/<str:name>", JobFieldView.as_view(), name="job-field"),
     path("training-set", TrainingSetView.as_view(), name="training-set"),
     path("cer", CerReportView.as_view(), name="cer-report"),

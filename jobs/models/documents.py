@@ -145,9 +145,13 @@ class Job(models.Model):
 
     @property
     def options(self) -> JobOptions:
-        """The options the job was submitted with (its webhook URL as resolved at submit)."""
+        """The options the job was submitted with (its webhook URL as resolved at submit; its document type
+        as a person gave it, at submit or in review)."""
+        stage = getattr(self, "fields_stage", None)  # None: the job has no JobFields row
+        named = stage.document_type.name if stage and stage.type_source == "user" and stage.document_type else ""
         return JobOptions(pipeline=self.pipeline, lang=self.lang, text_layer=self.text_layer,
-                          orientation=self.orientation, pages=self.pages_spec, webhook_url=self.webhook_url)
+                          orientation=self.orientation, pages=self.pages_spec, webhook_url=self.webhook_url,
+                          document_type=named)
 
 
 def _page_upload_to(instance: "PageResult", filename: str) -> str:

@@ -33,8 +33,9 @@ CHANGE_ANY_JOB = "jobs.change_job"
 
 
 def _jobs() -> QuerySet[Job]:
-    # Every job's answer names the document and owner, and the owner's settings give its expires_at.
-    return Job.objects.select_related("document", "owner", "owner__ocr_settings")
+    # Every job's answer names the document and owner, and the owner's settings give its expires_at;
+    # its options, the document type a person gave it.
+    return Job.objects.select_related("document", "owner", "owner__ocr_settings", "fields_stage__document_type")
 
 
 def _visible_jobs(user) -> QuerySet[Job]:

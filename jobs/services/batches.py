@@ -31,6 +31,7 @@ from jobs.services.archives import (
 from jobs.services.audit import Actor, audit_record
 from jobs.services.batch_states import batch_settle
 from jobs.services.documents import clean_file_name
+from jobs.services.job_types import document_type_named
 from jobs.services.lifecycle import job_cancel
 from jobs.services.submission import job_create
 from ocr_engine.errors import OcrError
@@ -52,6 +53,7 @@ def batch_create(
     their submit budget there, one unit per member, and raise to refuse the batch.
     """
     options.check()
+    document_type_named(owner=owner, options=options)  # an unknown type refuses the batch, not each member
     most = settings.OCR_BATCH_MAX_MEMBERS
     sources = [(upload, zip_open(upload, max_entries=most * ENTRIES_PER_MEMBER) if is_zip(upload) else None)
                for upload in files]

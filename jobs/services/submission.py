@@ -20,6 +20,7 @@ from jobs.models import Document, Job, UserSettings
 from jobs.options import JobOptions
 from jobs.queue import cluster_for, enqueue_job
 from jobs.services.documents import CheckedDocument, Upload, clean_file_name, document_check, document_store
+from jobs.services.job_types import document_type_named, job_type_name
 from jobs.services.quotas import Quotas, Usage, queued_url_jobs_check, quota_check, stored_bytes_change
 from jobs.urlguard import check_public_url, file_name
 
@@ -39,6 +40,7 @@ def job_create(
     it failed or was canceled.
     """
     options.check()
+    named = document_type_named(owner=owner, options=options)
     checked = document_check(file=file, filename=filename, pages=options.pages)
 
     stored = document_store(owner=owner, checked=checked)  # before the transaction: see document_store
@@ -51,6 +53,7 @@ def job_create(
             duplicate = duplicate_of(owner, job.dedup_key)
             if duplicate is None:
                 _save_and_queue(job)
+                job_type_name(job=job, document_type=named)
     except BaseException:
         if not _job_row_exists(job):  # rolled back or never saved: the file goes too
             stored.file.delete(save=False)
@@ -79,6 +82,7 @@ def job_create_from_url(
     its content (jobs.services.fetching); a failure there fails the job.
     """
     options.check()
+    named = document_type_named(owner=owner, options=options)
     check_public_url(file_url)
     document = Document(owner=owner, source_url=file_url, original_name=clean_file_name(file_name(file_url)),
                         sha256="", media_type="", size_bytes=0, page_count=0)
@@ -87,6 +91,7 @@ def job_create_from_url(
         owner_lock(owner)
         queued_url_jobs_check(owner=owner, quotas=Quotas.of(UserSettings.objects.filter(user=owner).first()))
         _save_and_queue(job)
+        job_type_name(job=job, document_type=named)
     return job, False
 
 

@@ -6,6 +6,7 @@ from django import forms
 from django.conf import settings
 
 from jobs.engines.config import available_languages
+from jobs.models import DocumentType
 from jobs.options import JobOptions
 from ocr_engine import pipelines
 
@@ -64,9 +65,15 @@ class UploadForm(forms.Form):
         help_text="Told when each job ends; your default webhook when empty.",
         widget=forms.URLInput(attrs={"placeholder": "your default", "autocomplete": "off"}),
     )
+    document_type = forms.ChoiceField(
+        label="Document type", initial=DEFAULTS.document_type, required=False,
+        help_text="Which fields to read; classified from the text when left automatic.")
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, owner=None, **kwargs):
         super().__init__(*args, **kwargs)
+        types = DocumentType.objects.filter(owner=owner).order_by("name") if owner is not None else []
+        self.fields["document_type"].choices = [("", "Classify automatically"),
+                                                *((t.name, t.name) for t in types)]
         self.fields["pipeline"].choices = pipeline_choices()
         self.fields["lang"].choices = language_choices()
         self.fields["files"].help_text = (f"PDF, PNG, JPEG, TIFF, BMP or WebP; up to {settings.OCR_UPLOAD_MAX_FILES} "

@@ -67,7 +67,7 @@ class Outcome:
 @login_required
 def upload(request):
     """Several files, one job each. Errors show next to the file or option they concern."""
-    form = UploadForm(request.POST or None, request.FILES or None)
+    form = UploadForm(request.POST or None, request.FILES or None, owner=request.user)
     outcomes: list[Outcome] = []
     if request.method == "POST" and form.is_valid():
         if any(is_zip(file) for file in form.cleaned_data["files"]):

@@ -14,7 +14,7 @@
   const formError = document.getElementById("form-error");
   const items = []; // {file, state: "pending"|"uploading"|"done"|"error", li}
   // The job options (jobs.options.JobOptions), each a field of this form sent under its own name.
-  const JOB_OPTIONS = ["pipeline", "lang", "text_layer", "orientation", "pages", "webhook_url"];
+  const JOB_OPTIONS = ["pipeline", "lang", "text_layer", "orientation", "pages", "webhook_url", "document_type"];
 
   const jobUrl = (id) => form.dataset.jobUrl.replace("00000000-0000-0000-0000-000000000000", id);
   const isZip = (file) => file.name.toLowerCase().endsWith(".zip");

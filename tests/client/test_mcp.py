@@ -28,6 +28,7 @@ from PIL import Image, ImageChops
 from playwright.sync_api import expect
 
 from jobs.options import JobOptions
+from ocr_client._core import Call
 from tests.e2e.conftest import background, browser_page, free_port, wait_until_serving
 from tests.ocr_engine import samples
 
@@ -329,8 +330,9 @@ def test_a_non_loopback_host_without_allowed_host_refuses_to_start(live):
 def test_ocr_submit_takes_every_job_option(alice_stdio, report_png, alice):
     """The MCP tool spells each of the server's job options (jobs.options.JobOptions) and hands it on."""
     chosen = {"pipeline": "ocr", "lang": "de", "text_layer": "ocr", "orientation": "none", "pages": "1",
-              "webhook_url": "https://hooks.example.org/ocr"}
+              "webhook_url": "https://hooks.example.org/ocr", "document_type": "mcp options"}
     assert set(chosen) == set(JobOptions.names())
+    alice.call(Call("POST", "document-types", json={"name": "mcp options", "match": "options"}))
     submitted = alice_stdio("ocr_submit", source=str(report_png), **chosen)
     assert not submitted.is_error, submitted.content
     job = alice.job(submitted.structured_content["job"])

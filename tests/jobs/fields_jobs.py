@@ -9,6 +9,7 @@ from jobs.models import DocumentType, JobFields
 from jobs.page_images import encode_page
 from tests.jobs.factories import JobFactory
 from tests.ocr_engine.fields.hand_invoice import SCHEMA, invoice
+from tests.ocr_engine.hand_results import box, region
 
 
 def invoice_type(owner, name: str = "invoice", **changes) -> DocumentType:
@@ -31,6 +32,8 @@ def invoice_job(owner, *, document_type: DocumentType | None = None, **job_field
         name_type(job, document_type)
     services.job_claim(job_id=job.pk, worker_id="w")
     jpeg, thumbnail = encode_page(Image.new("RGB", (1200, 800), "white"), thumbnail_size=16)
+    page = invoice().pages[0]
+    page.regions = [region(1, 1, "text", "text", 1, box(0, 0, 1200, 800))]  # its lines' region (p1-r1)
     services.job_record_page(job_id=job.pk, worker_id="w", record=PageRecord(
-        page_number=1, page=invoice().pages[0], raw={}, timings={"ocr": 0.5}, image_jpeg=jpeg, thumbnail=thumbnail))
+        page_number=1, page=page, raw={}, timings={"ocr": 0.5}, image_jpeg=jpeg, thumbnail=thumbnail))
     return services.job_finish(job_id=job.pk, worker_id="w")

@@ -108,3 +108,24 @@ def test_a_failed_ocr_job_gets_no_stage(user):
 
     assert not JobFields.objects.filter(job=job).exists()
     assert not waiting_task_ids(FIELDS_CLUSTER)
+
+
+def test_a_job_that_named_no_type_is_classified_by_its_owners_rules_then_read(user):
+    invoice_type(user)  # match "invoice", any word
+    invoice_type(user, name="letter", match="dear sincerely")
+    job = invoice_job(user)
+
+    stage = job_fields_extract(job_id=job.pk)
+
+    assert (stage.status, stage.document_type.name, stage.type_source) == ("succeeded", "invoice", "rules")
+    assert stage.type_confidence == 1.0
+    assert stage.fields["invoice_number"]["value"] == "INV-2024-001"
+
+
+def test_a_job_no_type_fits_is_skipped(user):
+    invoice_type(user, name="letter", match="dear sincerely")
+    job = invoice_job(user)
+
+    stage = job_fields_extract(job_id=job.pk)
+
+    assert (stage.status, stage.document_type, stage.fields) == ("skipped", None, {})

@@ -19,7 +19,15 @@ from tests.jobs.helpers import small_png, three_page_pdf
 
 # Every option set to something other than its default.
 CHOSEN = {"pipeline": "ocr", "lang": "de", "text_layer": "ocr", "orientation": "none", "pages": "2",
-          "webhook_url": "https://hooks.example.org/ocr"}
+          "webhook_url": "https://hooks.example.org/ocr", "document_type": "invoice"}
+
+
+@pytest.fixture(autouse=True)
+def invoice_type(user):
+    """The user's document type CHOSEN names."""
+    from jobs.models import DocumentType
+
+    return DocumentType.objects.create(owner=user, name="invoice", match="invoice")
 
 
 def job_options(job: Job) -> dict:

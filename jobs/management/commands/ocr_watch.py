@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from jobs.management.job_options import add_job_option_arguments
 from jobs.options import JobOptions
+from jobs.services.job_types import document_type_named
 from jobs.services.watch import FORMATS, WatchOptions, watch_options_check, watch_run
 from jobs.services.watch_files import UnsafeFolder
 from ocr_engine.errors import OcrError
@@ -47,6 +48,7 @@ class Command(BaseCommand):
             watch_options_check(formats)
             job_options = JobOptions.of(options)
             job_options.check()
+            document_type_named(owner=owner, options=job_options)
         except OcrError as exc:
             raise CommandError(f"[{exc.code}] {exc.message}") from None
         out.mkdir(parents=True, exist_ok=True)
