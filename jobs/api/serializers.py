@@ -118,11 +118,11 @@ class ApiUrls:
     def of(cls, request) -> ApiUrls:
         return cls(request.build_absolute_uri("/")[:-1])
 
-    def url(self, name: str, **kwargs) -> str:
+    def url(self, name: str, /, **kwargs) -> str:  # positional-only: a route may have a parameter "name"
         values = {key: quote(str(value), safe=URL_SAFE) for key, value in kwargs.items()}
         return self.origin + _route_path(get_script_prefix(), name, *sorted(kwargs)).format_map(values)
 
-    def template(self, name: str, *placeholders: str, **kwargs) -> str:
+    def template(self, name: str, /, *placeholders: str, **kwargs) -> str:
         """A URL with ``{placeholder}`` holes (RFC 6570, level 1) for the client to fill.
 
         Clients follow links instead of building URLs; a template is the link for a

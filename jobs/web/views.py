@@ -141,10 +141,12 @@ def _visible_job(user, job_id) -> Job:
 def job_detail(request, job_id):
     """The review page. static/js/job.js reads pages through the API, following ``links``."""
     job = _visible_job(request.user, job_id)
+    urls = ApiUrls.of(request)
     config = {
         "job": {**job_summary(job), "page_numbers": job.page_numbers, "reviewed": job.reviewed_at is not None},
         "pages": selectors.job_page_summaries(job),
-        "links": job_links(ApiUrls.of(request), job),
+        "links": job_links(urls, job),
+        "fields": _fields_links(urls, job),
         "ws": f"/ws/jobs/{job.pk}/",
         "regionTypes": REGION_TYPES,
         "lowConfidence": PageResult.LOW_CONFIDENCE,  # the default of the page's threshold, as in the review queue
@@ -155,6 +157,12 @@ def job_detail(request, job_id):
         "config": config,
         "exports": _export_links(job),
     })
+
+
+def _fields_links(urls: ApiUrls, job: Job) -> dict[str, str]:
+    """What the job page's fields panel (static/js/job-fields.js) calls: the job's fields and one field (a
+    template of its name)."""
+    return {"self": urls.url("job-fields", pk=job.pk), "field": urls.template("job-field", "name", pk=job.pk)}
 
 
 def _export_links(job: Job) -> list[tuple[str, str]]:

@@ -35,6 +35,7 @@
     }
     renderJob();
     renderThumbs();
+    if (ui.onFieldsEvent) ui.onFieldsEvent(message);
     // Issue 14 hook: a reviewer's correction in any tab redraws the page it changed.
     if (message.event === "corrected") {
       if (message.page_number === state.current) ui.loadPage(state.current);

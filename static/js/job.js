@@ -158,6 +158,7 @@
     ui.buildLegend(page);
     ui.applyThreshold();
     page.lines.forEach((line, i) => ui.markCorrected(i));
+    if (ui.markFields) ui.markFields(); // the lines of the field shown (job-fields.js)
     if (el.showOrder.checked) ui.drawOrder();
     ui.fitWidth();
     el.viewport.scrollTop = 0;
