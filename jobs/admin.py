@@ -26,6 +26,7 @@ from jobs.models import (
     AuditEntry,
     Batch,
     Document,
+    DocumentType,
     Job,
     LineCorrection,
     PageResult,
@@ -169,6 +170,15 @@ class PageResultAdmin(ReadOnlyAdmin):
 class LineCorrectionAdmin(ReadOnlyAdmin):
     list_display = ("page", "line_id", "original_text", "text", "corrected_by", "corrected_at")
     search_fields = ("text", "original_text")
+
+
+@admin.register(DocumentType)
+class DocumentTypeAdmin(ReadOnlyAdmin):
+    """Users' document types; they change them through the API (jobs.services.document_types checks them)."""
+
+    list_display = ("name", "owner", "matching_algorithm", "match", "backend", "updated_at")
+    list_filter = ("matching_algorithm", "backend")
+    search_fields = ("name", "owner__username")
 
 
 @admin.register(UserSettings)

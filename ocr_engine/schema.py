@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 BBox = list[float]  # [x0, y0, x1, y1]
 Polygon = list[list[float]]  # [[x, y], ...] clockwise from top-left; 4 points for lines
@@ -120,6 +120,9 @@ class DocumentResult:
     markdown: str  # pages separated by a blank line and an HTML comment "<!-- page N -->"
     source: dict[str, Any] = field(default_factory=dict)  # filename, media_type, sha256, page_count
     schema_version: str = SCHEMA_VERSION
+    # 1.2: the document's type and fields when a fields stage read them (docs/extraction.md), the
+    # shape of GET /api/v1/jobs/{id}/fields; null where no fields are read.
+    fields: dict[str, Any] | None = None
 
 
 def to_dict(obj) -> dict[str, Any]:
@@ -149,4 +152,5 @@ def document_from_dict(data: dict[str, Any]) -> DocumentResult:
         markdown=data.get("markdown", ""),
         source=data.get("source", {}),
         schema_version=data.get("schema_version", SCHEMA_VERSION),
+        fields=data.get("fields"),
     )

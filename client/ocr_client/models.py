@@ -16,7 +16,7 @@ from urllib.parse import urljoin
 
 from ocr_client.errors import SchemaMismatch
 
-SCHEMA_VERSION = "1.1"  # the result schema this client was written for
+SCHEMA_VERSION = "1.2"  # the result schema this client was written for
 
 BBox = list[float]  # [x0, y0, x1, y1]
 Polygon = list[list[float]]  # [[x, y], ...] clockwise from the top-left point

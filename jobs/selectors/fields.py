@@ -35,6 +35,11 @@ def job_fields(job: Job) -> dict[str, Any]:
     }
 
 
+def job_fields_block(job: Job) -> dict[str, Any] | None:
+    """The result's ``fields`` (schema 1.2): the job's fields where a fields stage applies to it, else None."""
+    return job_fields(job) if JobFields.objects.filter(job=job).exists() else None
+
+
 def _status_without_stage(job: Job) -> str:
     """A job with no stage yet: ``pending`` while its OCR runs and its owner has types to classify into."""
     if job.is_final or not DocumentType.objects.filter(owner_id=job.owner_id).exists():

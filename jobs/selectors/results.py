@@ -15,6 +15,7 @@ from django.db.models.functions import Cast, Length
 from PIL import Image
 
 from jobs.models import Job, PageResult
+from jobs.selectors.fields import job_fields_block
 from ocr_engine import exports
 from ocr_engine.edits import apply_edits
 from ocr_engine.engine import assemble_document
@@ -41,12 +42,13 @@ def page_with_corrections(page: PageResult) -> Page:
 
 
 def job_document_result(job: Job):
-    """The job's DocumentResult over its succeeded pages (schema.DocumentResult)."""
+    """The job's DocumentResult over its succeeded pages (schema.DocumentResult), with its ``fields``
+    block where the fields stage applies to the job."""
     pages = job.pages.filter(status=PageResult.Status.SUCCEEDED).prefetch_related("corrections", "edits")
     engine = EngineInfo(**job.engine) if job.engine else EngineInfo(
         pipeline=job.pipeline, lang=job.lang, backend="", device="", models={}, version=""
     )
-    return assemble_document(
+    document = assemble_document(
         pages=[page_with_corrections(p) for p in pages],
         engine=engine,
         source={
@@ -57,6 +59,8 @@ def job_document_result(job: Job):
             "pages": job.page_numbers,
         },
     )
+    document.fields = job_fields_block(job)
+    return document
 
 
 def job_result_json(job: Job) -> bytes:

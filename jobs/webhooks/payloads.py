@@ -9,8 +9,8 @@ from uuid import UUID
 from django.conf import settings
 from django.urls import reverse
 
-from jobs.models import Batch, Job, JobFields
-from jobs.selectors.fields import job_fields
+from jobs.models import Batch, Job
+from jobs.selectors.fields import job_fields_block
 from jobs.summary import batch_summary, job_summary
 
 
@@ -20,8 +20,8 @@ def job_event_payload(job: Job, *, event: str, delivery_id: UUID, timestamp: dat
     A job whose fields are read after OCR carries them (``fields``, as GET /jobs/{id}/fields answers):
     its ``job.succeeded`` is sent when the fields stage ends (jobs.services.extraction).
     """
-    fields = {"fields": job_fields(job), "links": {"fields": _api_url("job-fields", job)}} if (
-        JobFields.objects.filter(job=job).exists()) else {}
+    block = job_fields_block(job)
+    fields = {} if block is None else {"fields": block, "links": {"fields": _api_url("job-fields", job)}}
     return {
         "event": event,
         "job": {

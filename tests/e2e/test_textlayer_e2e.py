@@ -8,6 +8,7 @@ import pytest
 import requests
 from rest_framework.authtoken.models import Token
 
+from ocr_engine.schema import SCHEMA_VERSION
 from tests.e2e.workers import assert_lines_belong_to_regions
 from tests.ocr_engine import textlayer_samples as tls
 
@@ -33,7 +34,7 @@ def test_text_layer_provenance_over_http(user, asgi_server, qcluster):
     headers = {"Authorization": f"Token {Token.objects.create(user=user).key}"}
     qcluster()
     auto = run_job(asgi_server, headers, tls.mixed_pdf())
-    assert auto["schema_version"] == "1.1"
+    assert auto["schema_version"] == SCHEMA_VERSION
     assert [p["text_source"] for p in auto["pages"]] == ["pdf", "pdf", "pdf", "ocr", "mixed"]
     assert all(p["text_layer_rejected"] is None for p in auto["pages"])
     assert [line["text"] for line in auto["pages"][0]["lines"]] == list(tls.TEXT_PAGES[0])

@@ -9,7 +9,8 @@ from jobs.models import DocumentType, JobFields
 from jobs.page_images import encode_page
 from tests.jobs.factories import JobFactory
 from tests.ocr_engine.fields.hand_invoice import SCHEMA, invoice
-from tests.ocr_engine.hand_results import box, region
+from ocr_engine.schema import to_dict
+from tests.ocr_engine.hand_results import ENGINE, box, region
 
 
 def invoice_type(owner, name: str = "invoice", **changes) -> DocumentType:
@@ -27,7 +28,8 @@ def invoice_job(owner, *, document_type: DocumentType | None = None, **job_field
     """A job whose one page (tests.ocr_engine.fields.hand_invoice) a worker reads and finishes, committed."""
     from jobs.services.pages import PageRecord
 
-    job = JobFactory(owner=owner, **{"lang": "de", **job_fields})  # the page's dates are written 05.03.2024
+    # The page's dates are written 05.03.2024; the engine is the one the hand-made result names.
+    job = JobFactory(owner=owner, **{"lang": "de", "engine": to_dict(ENGINE), **job_fields})
     if document_type is not None:
         name_type(job, document_type)
     services.job_claim(job_id=job.pk, worker_id="w")

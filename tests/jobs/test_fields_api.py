@@ -107,3 +107,19 @@ def test_fields_not_read_yet_cannot_be_corrected(api_client, user):
     job = invoice_job(user, document_type=invoice_type(user))  # pending: the stage has not run
     response = api_client.patch(f"/api/v1/jobs/{job.pk}/fields/customer", {"value": "x"}, format="json")
     assert (response.status_code, response.json()["code"]) == (409, "invalid_state")
+
+
+def test_the_result_carries_the_fields_block_valid_under_the_published_schema(api_client, read_job):
+    from ocr_engine.validation import validate_result
+
+    api_client.patch(f"/api/v1/jobs/{read_job.pk}/fields/customer", {"value": "Acme AG"}, format="json")
+    result = api_client.get(f"/api/v1/jobs/{read_job.pk}/result").json()["result"]
+    assert result["schema_version"] == "1.2"
+    assert result["fields"] == api_client.get(f"/api/v1/jobs/{read_job.pk}/fields").json()
+    assert result["fields"]["fields"]["customer"]["corrected"]["by"] == "alice"
+    validate_result(result)
+
+
+def test_a_job_without_a_fields_stage_has_null_fields_in_its_result(api_client, user):
+    job = invoice_job(user)
+    assert api_client.get(f"/api/v1/jobs/{job.pk}/result").json()["result"]["fields"] is None
