@@ -129,3 +129,20 @@ def test_a_job_no_type_fits_is_skipped(user):
     stage = job_fields_extract(job_id=job.pk)
 
     assert (stage.status, stage.document_type, stage.fields) == ("skipped", None, {})
+
+
+def test_an_llm_that_is_down_fails_the_stage_after_its_retries_and_never_the_ocr_result(user, settings):
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on once this block ends
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    settings.OCR_LLM_URL, settings.OCR_LLM_MODEL = f"http://127.0.0.1:{port}/v1", "smollm2"
+    settings.OCR_LLM_ATTEMPTS, settings.OCR_LLM_BACKOFF_SECONDS = 2, 0.01
+    job = invoice_job(user, document_type=invoice_type(user))  # backend auto: the LLM, as one is configured
+
+    stage = job_fields_extract(job_id=job.pk)
+
+    assert (stage.status, stage.error_code, stage.backend) == ("failed", "llm_unavailable", "llm")
+    job.refresh_from_db()
+    assert job.status == "succeeded" and PageResult.objects.get(job=job).status == "succeeded"
