@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from jobs.models import DocumentType, Job, JobFields
 from jobs.selectors.results import job_document_result
-from jobs.services.classifier import classifier_predict
+from jobs.services.classifier import classifier_model, predict
 from jobs.services.matching import rule_score
 
 # The rules are confident when the best type holds this share of all the types' rule scores:
@@ -40,22 +40,28 @@ def classify_by_rules(types: list[DocumentType], text: str) -> Classification | 
     return Classification(document_type=best, source=JobFields.Source.RULES, confidence=round(best_score / total, 3))
 
 
-def text_classify(*, owner_id: int, text: str) -> Classification | None:
-    """The owner's type for a document of ``text``: the rules' when they are confident, else the learned
-    classifier's when it is; else the rules' best guess with its low confidence, or None (no rule holds
-    and the classifier is unsure or has not learned yet: no type fits)."""
-    types = {document_type.pk: document_type
-             for document_type in DocumentType.objects.filter(owner_id=owner_id).order_by("name")}
-    if not types:
-        return None
-    by_rules = classify_by_rules(list(types.values()), text)
+def classify(types: list[DocumentType], text: str, model: bytes | None) -> Classification | None:
+    """The type of a document of ``text`` among ``types``: the rules' when they are confident, else the
+    learned ``model``'s (``jobs.services.classifier.fit``) when it is; else the rules' best guess with its
+    low confidence, or None (no rule holds, and the model is unsure or knows no type: no type fits)."""
+    by_rules = classify_by_rules(types, text)
     if by_rules is not None and by_rules.confidence >= RULES_CONFIDENT:
         return by_rules
-    predicted = classifier_predict(owner_id=owner_id, text=text)
-    if predicted is not None and predicted.confidence >= MODEL_CONFIDENT:
-        return Classification(document_type=types[predicted.document_type_id], source=JobFields.Source.MODEL,
-                              confidence=round(predicted.confidence, 3))
+    if model:
+        predicted = predict(model, text)
+        learned = next((t for t in types if t.pk == predicted.document_type_id), None)  # None: since deleted
+        if learned is not None and predicted.confidence >= MODEL_CONFIDENT:
+            return Classification(document_type=learned, source=JobFields.Source.MODEL,
+                                  confidence=round(predicted.confidence, 3))
     return by_rules
+
+
+def text_classify(*, owner_id: int, text: str) -> Classification | None:
+    """The owner's type for a document of ``text`` (``classify`` over the owner's types and model)."""
+    types = list(DocumentType.objects.filter(owner_id=owner_id).order_by("name"))
+    if not types:
+        return None
+    return classify(types, text, classifier_model(owner_id=owner_id))
 
 
 def job_classify(*, job: Job) -> Classification | None:

@@ -24,7 +24,7 @@ from django.utils import timezone
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from jobs.models import DocumentClassifier, DocumentType, Job, JobFields
+from jobs.models import DocumentClassifier, Job, JobFields
 from jobs.selectors.results import job_document_result
 
 logger = logging.getLogger(__name__)
@@ -63,7 +63,8 @@ def fit(texts: list[str], labels: list[int]) -> bytes | None:
         return None
     vectorizer = TfidfVectorizer(**VECTORIZER)
     features = vectorizer.fit_transform(texts)
-    model = LogisticRegression(C=10.0, max_iter=1000).fit(features, labels)
+    # Balanced: a user names many more documents of one type than of another; a rare type still counts.
+    model = LogisticRegression(C=10.0, max_iter=1000, class_weight="balanced").fit(features, labels)
     out = io.BytesIO()
     np.savez_compressed(out, terms=np.array(vectorizer.get_feature_names_out(), dtype=str), idf=vectorizer.idf_,
                         coef=model.coef_, intercept=model.intercept_, classes=model.classes_)
@@ -114,13 +115,7 @@ def classifiers_train_stale() -> list[int]:
     return trained
 
 
-def classifier_predict(*, owner_id: int, text: str) -> Prediction | None:
-    """The owner's learned classifier's type for ``text``; None before it has learned two types, or when
-    its type has since been deleted."""
+def classifier_model(*, owner_id: int) -> bytes | None:
+    """The owner's learned model (``fit``'s bytes); None before it has learned two types."""
     model = DocumentClassifier.objects.filter(owner_id=owner_id).values_list("model", flat=True).first()
-    if not model:
-        return None
-    prediction = predict(bytes(model), text)
-    if not DocumentType.objects.filter(owner_id=owner_id, pk=prediction.document_type_id).exists():
-        return None
-    return prediction
+    return bytes(model) if model else None
