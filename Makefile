@@ -68,7 +68,8 @@ system-deps:
 # WebSockets in WEB_CONCURRENCY processes, restarting any that dies (a client's WebSocket frame
 # over WS_MAX_SIZE bytes closes its socket: ours only send); forwarded headers
 # are trusted only from FORWARDED_ALLOW_IPS (uvicorn reads it), none by default. The worker
-# cluster is started again whenever it ends other than by a stop (jobs/cluster_watch.py).
+# clusters, OCR's (cpu) and the fields stage's (llm, docs/extraction.md), are each started again
+# whenever they end other than by a stop (jobs/cluster_watch.py).
 # /metrics without METRICS_TOKEN is public (METRICS_PUBLIC): fine on loopback; with HOST elsewhere
 # `make run` refuses to start without a token, as any deployment does (or METRICS_PUBLIC=true).
 HOST ?= 127.0.0.1
@@ -87,7 +88,10 @@ run: venv models
 	( trap 'kill -TERM $$q 2>/dev/null; wait $$q; exit 0' TERM; \
 	  while :; do $(PY) manage.py qcluster & q=$$!; wait $$q && break; \
 	    echo "The worker cluster ended with status $$?; starting it again."; sleep 1; done ) & cluster=$$!; \
-	trap 'kill $$cluster 2>/dev/null || :; wait $$cluster || :' EXIT INT TERM; \
+	( trap 'kill -TERM $$q 2>/dev/null; wait $$q; exit 0' TERM; \
+	  while :; do Q_CLUSTER_NAME=llm $(PY) manage.py qcluster & q=$$!; wait $$q && break; \
+	    echo "The llm cluster ended with status $$?; starting it again."; sleep 1; done ) & fields=$$!; \
+	trap 'kill $$cluster $$fields 2>/dev/null || :; wait $$cluster $$fields || :' EXIT INT TERM; \
 	DB_POOL_SIZE="$${DB_POOL_SIZE:-8}" $(PY) -m uvicorn ocrsite.asgi:application --host $(HOST) --port $(PORT) \
 		--workers $(WEB_CONCURRENCY) --ws-max-size $(WS_MAX_SIZE) $$([ -n "$${FORWARDED_ALLOW_IPS:-}" ] && echo --proxy-headers || echo --no-proxy-headers)
 

@@ -1,4 +1,5 @@
-"""A job's fields: ``GET /api/v1/jobs/{id}/fields`` and ``PATCH /api/v1/jobs/{id}/fields/{name}``.
+"""A job's fields: ``GET /api/v1/jobs/{id}/fields`` and ``PATCH /api/v1/jobs/{id}/fields/{name}``; as files,
+``GET /api/v1/jobs/{id}/fields.json`` and ``fields.csv`` (jobs.services.fields_exports).
 
 Thin: selector, one service (jobs.services.field_corrections), one answer: the job's fields as
 ``jobs.selectors.fields`` reads them (docs/extraction.md).
@@ -6,7 +7,8 @@ Thin: selector, one service (jobs.services.field_corrections), one answer: the j
 
 from __future__ import annotations
 
-from django.http import Http404
+from django.http import Http404, HttpResponse
+from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -18,7 +20,10 @@ from jobs.api.views import ERROR
 from jobs.models import Job
 from jobs.selectors.fields import job_fields
 from jobs.services.audit import client_address
+from jobs.services.audit import Actor
+from jobs.services.exports import export_served
 from jobs.services.field_corrections import UNCHANGED, job_field_correct
+from jobs.services.fields_exports import FIELDS_FORMATS, fields_file_name, job_fields_file
 
 ANSWER = OpenApiResponse(OpenApiTypes.OBJECT, description=(
     '`{"document_type": {"name", "source", "confidence"} | null, "status": "pending" | "succeeded" | "failed" | '
@@ -73,3 +78,16 @@ class JobFieldView(APIView):
                           line_ids=None if evidence is None else [e["line_id"] for e in evidence],
                           address=client_address(request))
         return Response(job_fields(job))
+
+
+class JobFieldsFileView(APIView):
+    """GET /jobs/{id}/fields.json or fields.csv: the job's fields as a download, named after its file."""
+
+    @extend_schema(operation_id="jobs_fields_file", responses={
+        (200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR, 404: ERROR})
+    def get(self, request, pk, fmt):
+        job = _job(request, pk)
+        response = HttpResponse(job_fields_file(job, fmt), content_type=FIELDS_FORMATS[fmt])
+        export_served(job=job, fmt=fmt, by=Actor.of_request(request))
+        response["Content-Disposition"] = content_disposition_header(True, fields_file_name(job, fmt))
+        return response

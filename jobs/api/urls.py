@@ -1,13 +1,13 @@
 """/api/v1/: jobs, batches, search, languages, pipelines, the audit log, the OpenAPI schema and Swagger UI."""
 
-from django.urls import path
+from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import SimpleRouter
 
 from jobs.api.audit import AuditLogView
 from jobs.api.batches import BatchViewSet
 from jobs.api.document_types import DocumentTypeViewSet, JobDocumentTypeView
-from jobs.api.fields import JobFieldsView, JobFieldView
+from jobs.api.fields import JobFieldsFileView, JobFieldsView, JobFieldView
 from jobs.api.page_edits import (
     CorrectionUndoView,
     LineCreateView,
@@ -51,6 +51,8 @@ urlpatterns = [
     path("jobs/<str:pk>/fields", JobFieldsView.as_view(), name="job-fields"),
     path("jobs/<str:pk>/document-type", JobDocumentTypeView.as_view(), name="job-document-type"),
     path("jobs/<str:pk>/fields/<str:name>", JobFieldView.as_view(), name="job-field"),
+    re_path(r"^jobs/(?P<pk>[^/]+)/(?P<fmt>fields\.(?:json|csv))$", JobFieldsFileView.as_view(),
+            name="job-fields-file"),
     path("training-set", TrainingSetView.as_view(), name="training-set"),
     path("cer", CerReportView.as_view(), name="cer-report"),
     path("review-queue", ReviewQueueView.as_view(), name="review-queue"),

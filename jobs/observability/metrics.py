@@ -37,6 +37,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.utils import floatToGoString
 
 from jobs.models import Job, PageResult, WebhookDelivery
+from jobs.observability.fields_metrics import fields_metrics
 from ocr_engine import pipelines, stages
 
 # Seconds from rendering a page to storing its images. OCR on CPU takes
@@ -59,6 +60,7 @@ class DatabaseCollector:
         yield pages_processed()
         yield failures()
         yield webhook_delivery_failures()
+        yield from fields_metrics()  # the fields stage after OCR, on the llm cluster
         workers = worker_count()
         if workers is not None:
             yield workers

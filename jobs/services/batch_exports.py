@@ -1,4 +1,5 @@
-"""A batch's exports as one ZIP: the chosen formats of each job that succeeded, one folder-less file each.
+"""A batch's exports as one ZIP: the chosen formats of each job that succeeded, one folder-less file each
+(``fields.json`` and ``fields.csv``, jobs.services.fields_exports, also as one ``batch.fields.*`` of all).
 
 Each file is the job's own export (``jobs.selectors.results.job_export``, corrections applied), named as
 its download is (the document's stem and the format's extension; a second file of the same name gets
@@ -24,6 +25,13 @@ from jobs.selectors import results
 from jobs.selectors.batches import batch_jobs
 from jobs.services.audit import Actor, audit_record
 from jobs.services.exports import build_done, export_counted, export_name, file_built_by_worker, store_whole
+from jobs.services.fields_exports import (
+    FIELDS_FORMATS,
+    fields_file_name,
+    fields_version,
+    job_fields_file,
+    jobs_fields_file,
+)
 from jobs.services.storage import EXPORTS_FOLDER
 from ocr_engine import exports
 from ocr_engine.errors import UnsupportedOption
@@ -34,9 +42,10 @@ BUILD_TASK = "jobs.tasks.build_batch_export"
 def batch_export_formats(spec: str) -> list[str]:
     """``"txt,pdf"`` as a sorted list of formats; raises UnsupportedOption for an unknown or missing one."""
     formats = sorted({part.strip() for part in (spec or "").split(",") if part.strip()})
-    unknown = [fmt for fmt in formats if fmt not in exports.FORMATS]
+    known = [*exports.FORMATS, *FIELDS_FORMATS]
+    unknown = [fmt for fmt in formats if fmt not in known]
     if not formats or unknown:
-        raise UnsupportedOption(f"format must list one or more of {', '.join(exports.FORMATS)}, comma-separated"
+        raise UnsupportedOption(f"format must list one or more of {', '.join(known)}, comma-separated"
                                 + (f"; {', '.join(unknown)} is not one." if unknown else "."))
     return formats
 
@@ -52,8 +61,14 @@ def batch_export_zip(batch: Batch, formats: list[str]) -> bytes:
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for job in _exported_jobs(batch):
             for fmt in formats:
-                content, _, filename = results.job_export(job, fmt)
+                if fmt in FIELDS_FORMATS:
+                    content, filename = job_fields_file(job, fmt), fields_file_name(job, fmt)
+                else:
+                    content, _, filename = results.job_export(job, fmt)
                 archive.writestr(_unique(filename, taken), content)
+        for fmt in formats:
+            if fmt in FIELDS_FORMATS:  # and the whole batch's fields in one file, a row per value
+                archive.writestr(_unique(f"batch.{fmt}", taken), jobs_fields_file(_exported_jobs(batch), fmt))
     return buffer.getvalue()
 
 
@@ -89,6 +104,8 @@ def _exported_jobs(batch: Batch):
 
 def _export_name(batch: Batch, formats: list[str]) -> str:
     versions = [export_name(job, fmt) for job in _exported_jobs(batch) for fmt in formats]
+    if any(fmt in FIELDS_FORMATS for fmt in formats):  # fields change without a page changing
+        versions.append(fields_version(_exported_jobs(batch)))
     version = hashlib.sha256(repr(versions).encode()).hexdigest()[:20]
     return f"{EXPORTS_FOLDER}/batch-{batch.pk}/{version}.zip"
 

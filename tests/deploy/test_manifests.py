@@ -19,7 +19,7 @@ import yaml
 from django.core.management import get_commands, load_command_class
 from uvicorn.main import main as uvicorn_main
 
-from jobs.observability.keda import GPU_QUEUE_DEPTH_SQL
+from jobs.observability.keda import GPU_QUEUE_DEPTH_SQL, LLM_QUEUE_DEPTH_SQL
 from tests.e2e.conftest import WS_MAX_SIZE as E2E_WS_MAX_SIZE
 
 REPO = Path(__file__).resolve().parents[2]
@@ -356,7 +356,7 @@ def seconds(duration: str) -> int:
 
 
 def test_workers_get_the_same_grace_period_in_compose_and_kubernetes():
-    for cluster in ("cpu", "gpu"):
+    for cluster in ("cpu", "gpu", "llm"):
         service = compose()["services"][f"worker-{cluster}"]
         spec = pod_specs()[f"ocr-worker-{cluster}"]
         assert service["environment"]["Q_CLUSTER_NAME"] == cluster
@@ -384,6 +384,15 @@ def test_keda_scales_the_gpu_workers_from_zero_with_the_query_from_the_code():
     auth = k8s("TriggerAuthentication")[trigger["authenticationRef"]["name"]]["spec"]["secretTargetRef"]
     assert [ref["parameter"] for ref in auth] == ["connection"]
     assert auth[0]["key"] in secret_examples()[auth[0]["name"]]["stringData"]
+
+
+def test_keda_scales_the_llm_workers_from_zero_on_their_own_queue_with_the_query_from_the_code():
+    scaled = k8s("ScaledObject")["ocr-worker-llm"]["spec"]
+    deployment = k8s("Deployment")[scaled["scaleTargetRef"]["name"]]["spec"]
+    assert "replicas" not in deployment and scaled["minReplicaCount"] == 0
+    [trigger] = scaled["triggers"]
+    assert trigger["type"] == "postgresql" and trigger["metadata"]["query"] == LLM_QUEUE_DEPTH_SQL
+    assert trigger["authenticationRef"]["name"] in k8s("TriggerAuthentication")
 
 
 # --- dashboard --------------------------------------------------------------------

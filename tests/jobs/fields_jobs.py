@@ -26,12 +26,17 @@ def name_type(job, document_type: DocumentType) -> JobFields:
 
 def invoice_job(owner, *, document_type: DocumentType | None = None, **job_fields):
     """A job whose one page (tests.ocr_engine.fields.hand_invoice) a worker reads and finishes, committed."""
-    from jobs.services.pages import PageRecord
-
     # The page's dates are written 05.03.2024; the engine is the one the hand-made result names.
     job = JobFactory(owner=owner, **{"lang": "de", "engine": to_dict(ENGINE), **job_fields})
     if document_type is not None:
         name_type(job, document_type)
+    return finish_with_invoice(job)
+
+
+def finish_with_invoice(job):
+    """A worker claims ``job``, reads the hand-made invoice as its page 1, and finishes it."""
+    from jobs.services.pages import PageRecord
+
     services.job_claim(job_id=job.pk, worker_id="w")
     jpeg, thumbnail = encode_page(Image.new("RGB", (1200, 800), "white"), thumbnail_size=16)
     page = invoice().pages[0]
