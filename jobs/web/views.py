@@ -160,9 +160,10 @@ def job_detail(request, job_id):
 
 
 def _fields_links(urls: ApiUrls, job: Job) -> dict[str, str]:
-    """What the job page's fields panel (static/js/job-fields.js) calls: the job's fields and one field (a
-    template of its name)."""
-    return {"self": urls.url("job-fields", pk=job.pk), "field": urls.template("job-field", "name", pk=job.pk)}
+    """What the job page's fields panel (static/js/job-fields.js) calls: the job's fields, one field (a
+    template of its name), the job's document type, and the user's types to choose from."""
+    return {"self": urls.url("job-fields", pk=job.pk), "field": urls.template("job-field", "name", pk=job.pk),
+            "document_type": urls.url("job-document-type", pk=job.pk), "document_types": urls.url("document-type-list")}
 
 
 def _export_links(job: Job) -> list[tuple[str, str]]:

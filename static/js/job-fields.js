@@ -21,7 +21,7 @@
     error: $("fields-error"), list: $("fields-list"),
   };
   const SOURCES = { user: "named by a person", rules: "matched by its rules", model: "learned classifier", llm: "LLM" };
-  const fields = { answer: null, byName: new Map(), mark: null, pollDelay: 1000, timer: null, editing: null };
+  const fields = { answer: null, byName: new Map(), mark: null, pollDelay: 1000, timer: null, types: 0 };
 
   /* ---------- reading and drawing ---------- */
 
@@ -42,7 +42,8 @@
 
   function render() {
     const answer = fields.answer;
-    panel.hidden = false;
+    // A user who has no document types reads no fields: no panel for them.
+    panel.hidden = !answer.document_type && fields.types === 0;
     fel.status.textContent = answer.status;
     fel.status.dataset.status = answer.status;
     const kind = answer.document_type;
@@ -252,6 +253,7 @@
     if (!response.ok) return;
     const types = Array.isArray(response.body) ? response.body : response.body.results || [];
     for (const kind of types) addTypeOption(String(kind.id), kind.name);
+    fields.types = types.length;
   }
 
   fel.type.addEventListener("change", () => {
@@ -259,7 +261,8 @@
     if (!value) { render(); return; } // a job's type can be changed, not taken away
     fields.mark = null;
     change("PUT", links.document_type, { document_type: value },
-      `Document type set to ${fel.type.selectedOptions[0].textContent}; its fields are read again.`);
+      `Document type set to ${fel.type.selectedOptions[0].textContent}; its fields are read again.`)
+      .then((saved) => { if (!saved) render(); }); // back to the type the job has
   });
 
   // Live: the job's end (or a fields event) reads the fields again.

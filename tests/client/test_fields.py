@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 from ocr_client import AsyncClient, BadRequest, Client, Evidence, Fields, NotFound
 
+from tests.client.conftest import Account
 from tests.client.test_cli import ocr_client
+from tests.client.test_mcp import over_stdio, portal  # noqa: F401 - portal is a fixture
 from tests.e2e.conftest import background
 
 pytestmark = [pytest.mark.e2e, pytest.mark.models, pytest.mark.django_db]  # django_db: see conftest
@@ -137,11 +139,12 @@ def test_export_fields_json(live, dave, invoice_job_id, tmp_path):
     assert written["status"] == "succeeded" and written["fields"]["invoice_number"]["evidence"][0]["line_id"] == "p1-l1"
 
 
-def test_ocr_fields_gives_each_value_with_its_page_lines_and_review_link(live, dave, invoice_job_id):
-    from ocr_client import mcp_tools
-
-    with Client(live.url, dave[1]) as made:
-        answer = mcp_tools.fields(made, live.url, invoice_job_id, 0)
+def test_ocr_fields_gives_each_value_with_its_page_lines_and_review_link(live, dave, invoice_job_id, portal):
+    with over_stdio(portal, live, Account("client-dave", dave[1])) as tools:
+        called = tools("ocr_fields", job=invoice_job_id)
+        other = tools("ocr_fields", job="00000000-0000-0000-0000-000000000000")
+    assert not called.is_error, called.content
+    answer = called.structured_content
     assert answer["status"] == "succeeded" and answer["finished"]
     assert answer["document_type"] == {"name": "invoice", "source": "user", "confidence": 1.0}
     by_name = {one["name"]: one for one in answer["fields"]}
@@ -149,6 +152,7 @@ def test_ocr_fields_gives_each_value_with_its_page_lines_and_review_link(live, d
     assert (number["page"], number["line_ids"], number["grounded"]) == (1, ["p1-l1"], True)
     assert number["link"] == f"{live.url}/jobs/{invoice_job_id}/?page=1&line=p1-l1"
     assert by_name["line_items.1.description"]["line_ids"] == ["p1-l12"]
+    assert other.is_error and "not_found" in other.content[0].text
 
 
 def test_submit_format_fields_json_reads_a_drawn_invoice_end_to_end(live, erin, tmp_path):

@@ -18,6 +18,8 @@ from tests.jobs.fields_jobs import invoice_job, invoice_type
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
+MARKUP = '<img src="x" id="injected">'
+
 
 def line_of(page: dict, line_id: str) -> dict:
     return next(line for line in page["normalized"]["lines"] if line["id"] == line_id)
@@ -70,11 +72,76 @@ def test_a_fields_value_shows_its_line_and_corrections_are_stored(user, api_clie
         customer.locator("[data-act=cite]").click()
         expect(tab.locator("#text-panel li.ln.fld .tx")).to_have_text("Bill to")
 
+        # A value is the document's text, never markup.
+        customer.locator("[data-act=edit]").click()
+        tab.locator("input.fld-edit").fill(MARKUP)
+        tab.keyboard.press("Enter")
+        expect(customer.locator(".fld-value")).to_have_text(MARKUP)
+        expect(tab.locator("#injected")).to_have_count(0)
+
     stored = {c.name: c for c in FieldCorrection.objects.filter(job=job).select_related("corrected_by")}
     assert stored["invoice_number"].value == "INV-2024-009"
     assert stored["invoice_number"].corrected_by == user
     assert [e["line_id"] for e in stored["customer"].evidence] == ["p1-l4"]
-    assert stored["customer"].value == "Acme Industries"  # evidence alone leaves the value
+    assert stored["customer"].value == MARKUP  # and a value alone leaves the evidence
     after = api_client.get(f"/api/v1/jobs/{job.pk}/fields").json()["fields"]
     assert after["invoice_number"]["value"] == "INV-2024-009" and after["invoice_number"]["corrected"]["by"] == "alice"
     assert after["customer"]["evidence"][0]["polygon"] == line_of(page, "p1-l4")["polygon"]
+
+
+STATEMENT = {"type": "object", "properties": {"subject": {"type": "string", "x-labels": ["Subject"]}}}
+
+
+def letter_job(owner, document_type):
+    """A finished one-page job of a letter's lines (no invoice words), its type named ``document_type``."""
+    from jobs import services
+    from tests.jobs.factories import JobFactory
+    from tests.jobs.fields_jobs import name_type
+    from tests.jobs.helpers import page_record
+
+    job = JobFactory(owner=owner, lang="en")
+    name_type(job, document_type)
+    services.job_claim(job_id=job.pk, worker_id="w")
+    services.job_record_page(job_id=job.pk, worker_id="w", record=page_record(1, texts=(
+        "Dear Ms Miller", "Subject: your letter of May", "Kind regards")))
+    return services.job_finish(job_id=job.pk, worker_id="w")
+
+
+def test_a_reviewer_changes_the_document_type_and_the_classifier_learns_it(user, api_client, asgi_server, qcluster):
+    from jobs.models import DocumentClassifier, DocumentType, JobFields
+    from jobs.selectors.results import job_document_result
+    from jobs.services.classifier import classifier_train, predict
+    from jobs.tasks import train_classifiers
+
+    invoice = invoice_type(user)
+    statement = DocumentType.objects.create(owner=user, name="statement", match="dear", fields_schema=STATEMENT)
+    invoice_read = invoice_job(user, document_type=invoice)
+    letter = letter_job(user, invoice)  # named wrongly at submit
+    for job in (invoice_read, letter):
+        extract_fields(str(job.pk))
+    assert classifier_train(owner_id=user.pk).model is None  # both named invoice: nothing to tell apart
+    qcluster(Q_CLUSTER_NAME="llm")  # the fields stage's own cluster reads the fields again
+
+    with browser_page(asgi_server, "alice", "pw-alice") as tab:
+        tab.goto(f"{asgi_server}/jobs/{letter.pk}/?page=1")
+        expect(tab.locator("#document-type option:checked")).to_have_text("invoice")
+        expect(tab.locator("#document-type-source")).to_contain_text("named by a person")
+        tab.locator("#document-type").select_option(label="statement")
+        expect(tab.locator("#document-type option:checked")).to_have_text("statement")
+        # Read again by the llm cluster's worker with the new type's schema: the panel follows it.
+        subject = tab.locator('#fields-list li.fld[data-name="subject"]')
+        expect(subject.locator(".fld-value")).to_have_text("your letter of May", timeout=30_000)
+        expect(tab.locator("#fields-status")).to_have_text("succeeded")
+        subject.click()
+        expect(tab.locator("#text-panel li.ln.fld .tx")).to_have_text("Subject: your letter of May")
+
+    stage = JobFields.objects.get(job=letter)
+    assert (stage.document_type, stage.type_source, stage.type_confidence) == (statement, "user", 1.0)
+    classifier = DocumentClassifier.objects.get(owner=user)
+    assert classifier.changed_at > classifier.trained_at  # the change is new training data
+    train_classifiers()  # what the schedule runs
+    classifier.refresh_from_db()
+    assert classifier.model is not None and classifier.documents == 2
+    model = bytes(classifier.model)
+    assert predict(model, job_document_result(letter).text).document_type_id == statement.pk
+    assert predict(model, job_document_result(invoice_read).text).document_type_id == invoice.pk
