@@ -155,6 +155,29 @@ def test_ocr_fields_gives_each_value_with_its_page_lines_and_review_link(live, d
     assert other.is_error and "not_found" in other.content[0].text
 
 
+@pytest.fixture(scope="module")
+def receipt_job_id(dave, django_db_blocker) -> str:
+    """Another of dave's invoice jobs, and a second type of dave's, ``receipt``, for it to become."""
+    from jobs.models import DocumentType
+    from tests.jobs.fields_jobs import invoice_job
+
+    with django_db_blocker.unblock():
+        DocumentType.objects.create(owner=dave[0], name="receipt", match="receipt", fields_schema={})
+        job = invoice_job(dave[0], document_type=DocumentType.objects.get(owner=dave[0], name="invoice"))
+    return str(job.pk)
+
+
+def test_set_document_type_names_the_type_and_the_fields_are_read_again(client, receipt_job_id):
+    job = client.job(receipt_job_id)
+    with pytest.raises(BadRequest) as unknown:
+        job.set_document_type("no such type")
+    assert unknown.value.code == "unknown_document_type"
+    fields = job.set_document_type("receipt")
+    assert (fields.document_type.name, fields.document_type.source, fields.document_type.confidence) == \
+        ("receipt", "user", 1.0)
+    assert fields.status == "pending"  # queued on the llm cluster, which this package does not run
+
+
 def test_submit_format_fields_json_reads_a_drawn_invoice_end_to_end(live, erin, tmp_path):
     """Real engine, real classification by the type's rules, real ``llm`` cluster running the rules backend."""
     from fields_draw import invoice
