@@ -124,10 +124,22 @@ class PageStraightener:
         return (90 + second) % 360 if second % 180 == 0 else 0
 
     def _classify(self, image: Image.Image) -> int:
-        """The clockwise turn that stands ``image`` upright; 0 when the classifier is unsure."""
+        """The clockwise turn that stands ``image`` upright; 0 when the classifier is unsure.
+
+        The answer must turn with the page: shown the page upside down, the classifier must ask for the
+        opposite turn. On some upright pages it answers "180" confidently both ways up (a letter set in
+        Liberation Sans Narrow), and such an answer says nothing about this page.
+        """
+        turn, flipped = self._label(image), self._label(image.transpose(Image.Transpose.ROTATE_180))
+        if turn is None or flipped is None or (flipped - turn) % 360 != 180:
+            return 0
+        return turn
+
+    def _label(self, image: Image.Image) -> int | None:
+        """The classifier's clockwise turn for ``image``, or None below ``MIN_CONFIDENCE``."""
         result = next(iter(self._classifier.predict(bgr_array(image))))
         if result.json["res"]["scores"][0] < MIN_CONFIDENCE:
-            return 0
+            return None
         return _CLOCKWISE[str(result.json["res"]["label_names"][0])]
 
 

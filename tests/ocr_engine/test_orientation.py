@@ -83,6 +83,17 @@ def test_short_page_is_judged_by_its_text_not_by_the_blank_paper(engines, lang):
         assert cer(sample.text, "\n".join(line.text for line in page.lines)) < 0.05
 
 
+def test_an_upright_page_the_classifier_calls_upside_down_either_way_up_stays_upright(engines, monkeypatch):
+    """A letter of the fields' labelled set, whose page the orientation classifier calls upside down
+    both as drawn and turned over: an answer that does not turn with the page is no answer."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "bench"))
+    from fields_draw import letter  # the labelled set's own drawing (bench/fields.py)
+
+    page = engines["ocr"].process_image(letter(1).image, page_number=1, scale=150 / 72, dpi=150).page
+    assert page.rotation == 0
+    assert "Kundennummer" in page.text
+
+
 def test_blank_page_is_not_turned(engines):
     blank = Image.new("RGB", (1191, 1684), (246, 246, 244))
     blank.paste((236, 236, 234), (300, 900, 310, 905))  # a speck of dust
