@@ -144,15 +144,16 @@ def test_ctrl_c_stops_make_run_and_its_worker_cleanly(tmp_path):
     with background(["make", "--no-print-directory", "run", f"PORT={port}", "WEB_CONCURRENCY=2"], env, log) as make:
         wait_until_serving(f"http://127.0.0.1:{port}/healthz", make, log, timeout=180)
         deadline = time.monotonic() + 120
-        # Both web processes listen and the cluster's workers have started.
+        # Both web processes listen and both clusters' workers have started: OCR's and the fields stage's.
         while not (log.read_text(errors="replace").count("Application startup complete.") == 2
-                   and " running." in log.read_text(errors="replace")):
+                   and "[cpu] running." in log.read_text(errors="replace")
+                   and "[llm] running." in log.read_text(errors="replace")):
             assert time.monotonic() < deadline, log.read_text(errors="replace")
             time.sleep(0.3)
         os.killpg(make.pid, signal.SIGINT)
         make.wait(timeout=60)
         output = log.read_text(errors="replace")
-        assert "has stopped." in output  # django-q2's last line of an orderly stop
+        assert output.count("has stopped.") == 2  # django-q2's last line of an orderly stop, of each cluster
         assert "make: ***" not in output, output  # the recipe ended with 0, not a crash or an error
         deadline = time.monotonic() + 20
         while processes_in_group(make.pid):
