@@ -2,7 +2,8 @@
 
 Cheap first, as Paperless-ngx and the field's pipelines do: the types' rules (``jobs.services.matching``)
 on the job's result text; when they are not confident, the classifier learned from the owner's own
-classified documents (``jobs.services.classifier``). ``job_classify`` decides and stores nothing: the
+classified documents (``jobs.services.classifier``); when neither is and an LLM is configured, the LLM
+(``jobs.services.llm_classification``). ``job_classify`` decides and stores nothing: the
 fields stage (``jobs.services.extraction``) stores its answer on the job's ``JobFields``.
 """
 
@@ -10,14 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from jobs.llm import llm_configured
 from jobs.models import DocumentType, Job, JobFields
 from jobs.selectors.results import job_document_result
-from jobs.services.classifier import classifier_model, predict
-from jobs.services.matching import rule_score
+from jobs.services.classifier import classifier_model, probabilities
+from jobs.services.llm_classification import llm_type
+from jobs.services.matching import rules_hold
 
-# The rules are confident when the best type holds this share of all the types' rule scores:
-# one type matching alone has 1.0, two types matching as well as each other 0.5.
-RULES_CONFIDENT = 0.6
 # The learned classifier is confident when its type's probability reaches this.
 MODEL_CONFIDENT = 0.5
 
@@ -29,31 +29,35 @@ class Classification:
     confidence: float
 
 
-def classify_by_rules(types: list[DocumentType], text: str) -> Classification | None:
-    """The type whose rules hold best on ``text``, with its share of all the types' rule scores;
-    None when no type's rules hold. Ties go to the first type by name."""
-    scores = [(rule_score(document_type, text), document_type) for document_type in types]
-    total = sum(score for score, _ in scores)
-    if total <= 0:
-        return None
-    best_score, best = max(scores, key=lambda pair: pair[0])  # max keeps the first of equals
-    return Classification(document_type=best, source=JobFields.Source.RULES, confidence=round(best_score / total, 3))
+def classify(types: list[DocumentType], text: str, model: bytes | None, *, llm: bool = False) -> Classification | None:
+    """The type of a document of ``text`` among ``types`` (ordered by name):
 
-
-def classify(types: list[DocumentType], text: str, model: bytes | None) -> Classification | None:
-    """The type of a document of ``text`` among ``types``: the rules' when they are confident, else the
-    learned ``model``'s (``jobs.services.classifier.fit``) when it is; else the rules' best guess with its
-    low confidence, or None (no rule holds, and the model is unsure or knows no type: no type fits)."""
-    by_rules = classify_by_rules(types, text)
-    if by_rules is not None and by_rules.confidence >= RULES_CONFIDENT:
-        return by_rules
+    1. the rules: one type's rules holding alone decide (confidence 1);
+    2. the learned ``model`` (``jobs.services.classifier.fit``), among the types whose rules hold when
+       several do (it breaks their tie), else among all: its type when its probability (renormalised
+       over those types) reaches ``MODEL_CONFIDENT``;
+    3. with ``llm``, the LLM's type (``jobs.services.llm_classification``);
+    4. the first type whose rules hold, with confidence 1 / how many hold; or None: no type fits.
+    """
+    holding = [document_type for document_type in types if rules_hold(document_type, text)]
+    if len(holding) == 1:
+        return Classification(document_type=holding[0], source=JobFields.Source.RULES, confidence=1.0)
     if model:
-        predicted = predict(model, text)
-        learned = next((t for t in types if t.pk == predicted.document_type_id), None)  # None: since deleted
-        if learned is not None and predicted.confidence >= MODEL_CONFIDENT:
-            return Classification(document_type=learned, source=JobFields.Source.MODEL,
-                                  confidence=round(predicted.confidence, 3))
-    return by_rules
+        learned = probabilities(model, text)
+        candidates = {t.pk: learned[t.pk] for t in holding or types if t.pk in learned}  # a deleted type: gone
+        total = sum(candidates.values())
+        if total > 0:
+            best = max(candidates, key=candidates.get)
+            if candidates[best] / total >= MODEL_CONFIDENT:
+                return Classification(document_type=next(t for t in types if t.pk == best),
+                                      source=JobFields.Source.MODEL, confidence=round(candidates[best] / total, 3))
+    picked = llm_type(types, text) if llm else None
+    if picked is not None:
+        return Classification(document_type=picked[0], source=JobFields.Source.LLM, confidence=picked[1])
+    if holding:
+        return Classification(document_type=holding[0], source=JobFields.Source.RULES,
+                              confidence=round(1 / len(holding), 3))
+    return None
 
 
 def text_classify(*, owner_id: int, text: str) -> Classification | None:
@@ -61,7 +65,7 @@ def text_classify(*, owner_id: int, text: str) -> Classification | None:
     types = list(DocumentType.objects.filter(owner_id=owner_id).order_by("name"))
     if not types:
         return None
-    return classify(types, text, classifier_model(owner_id=owner_id))
+    return classify(types, text, classifier_model(owner_id=owner_id), llm=llm_configured())
 
 
 def job_classify(*, job: Job) -> Classification | None:

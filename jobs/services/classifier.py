@@ -4,8 +4,10 @@ As Paperless-ngx's ``documents/classifier.py``: the training data are the docume
 gave (here: named at submit, or set by a reviewer: ``JobFields.type_source == "user"``); a schedule
 (``jobs.tasks.train_classifiers``, migration 0022) retrains an owner whose data changed since the last
 training, and skips one whose data is the same (by a hash of it). The model is scikit-learn's TF-IDF of
-the result text's words and word pairs, then a logistic regression, whose probability is the
-confidence. Words only: dates, amounts and numbers differ on every document of a type.
+the result text's words, then a logistic regression, whose probability is the confidence. Words of
+letters only: dates, amounts and numbers differ on every document of a type. Single words, not also
+pairs as Paperless-ngx has: a user has few documents of a type, and pairs split what they show
+(bench/classify.py scores both).
 
 What is stored (``DocumentClassifier.model``) are the model's arrays (vocabulary, IDF weights,
 coefficients), written and read by NumPy without pickle: see ``DocumentClassifier``.
@@ -16,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
-from dataclasses import dataclass
 
 import numpy as np
 from django.db.models import F, Q
@@ -30,14 +31,8 @@ from jobs.selectors.results import job_document_result
 logger = logging.getLogger(__name__)
 
 MAX_DOCUMENTS = 2000  # an owner's latest classified jobs: enough to learn from, bounded to train
-VECTORIZER = dict(token_pattern=r"(?u)\b[^\W\d_]{2,}\b", ngram_range=(1, 2), sublinear_tf=True,
+VECTORIZER = dict(token_pattern=r"(?u)\b[^\W\d_]{2,}\b", ngram_range=(1, 1), sublinear_tf=True,
                   max_features=50_000, dtype=np.float64)
-
-
-@dataclass(frozen=True)
-class Prediction:
-    document_type_id: int
-    confidence: float
 
 
 def classifier_mark_stale(*, owner_id: int) -> None:
@@ -71,21 +66,19 @@ def fit(texts: list[str], labels: list[int]) -> bytes | None:
     return out.getvalue()
 
 
-def predict(model: bytes, text: str) -> Prediction:
-    """The most probable type of ``text`` under ``model`` (``fit``'s bytes) and its probability."""
+def probabilities(model: bytes, text: str) -> dict[int, float]:
+    """Each type's probability (by type id) for a document of ``text`` under ``model`` (``fit``'s bytes)."""
     arrays = np.load(io.BytesIO(model), allow_pickle=False)
     vectorizer = TfidfVectorizer(**VECTORIZER, vocabulary={term: i for i, term in enumerate(arrays["terms"])})
     vectorizer.idf_ = arrays["idf"]
-    scores = vectorizer.transform([text]) @ arrays["coef"].T + arrays["intercept"]
-    scores = np.asarray(scores).ravel()
+    scores = np.asarray(vectorizer.transform([text]) @ arrays["coef"].T + arrays["intercept"]).ravel()
     if len(arrays["classes"]) == 2:  # a binary logistic regression has one column: the second class's
         second = 1.0 / (1.0 + np.exp(-scores[0]))
-        probabilities = np.array([1.0 - second, second])
+        shares = np.array([1.0 - second, second])
     else:
         exp = np.exp(scores - scores.max())
-        probabilities = exp / exp.sum()
-    best = int(probabilities.argmax())
-    return Prediction(document_type_id=int(arrays["classes"][best]), confidence=float(probabilities[best]))
+        shares = exp / exp.sum()
+    return {int(type_id): float(share) for type_id, share in zip(arrays["classes"], shares)}
 
 
 def classifier_train(*, owner_id: int) -> DocumentClassifier:

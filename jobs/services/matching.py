@@ -55,28 +55,25 @@ def _found(pattern: str, text: str) -> bool:
     return regex.search(pattern, text, flags=regex.IGNORECASE, timeout=MATCH_SECONDS) is not None
 
 
-def rule_score(document_type: DocumentType, text: str) -> float:
-    """How well the type's rules hold on ``text``: 0 when they do not; for ``any``, the share of its
-    words found (a document naming more of a type's words is more likely that type); else 1."""
+def rules_hold(document_type: DocumentType, text: str) -> bool:
+    """Whether the type's rules hold on ``text`` (an ``any`` rule holds on one word as well as on all:
+    counting them, a type listing its title in four languages would lose to one listing it in one)."""
     match, algorithm = document_type.match, document_type.matching_algorithm
     if not match.strip() or algorithm == Matching.AUTO:
-        return 0.0
+        return False
     try:
-        if algorithm in (Matching.ANY, Matching.ALL):
-            words = match_words(match)
-            found = sum(_found(rf"\b{word}\b", text) for word in words)
-            if algorithm == Matching.ALL:
-                return 1.0 if found == len(words) else 0.0
-            return found / len(words)
+        if algorithm == Matching.ANY:
+            return any(_found(rf"\b{word}\b", text) for word in match_words(match))
+        if algorithm == Matching.ALL:
+            return all(_found(rf"\b{word}\b", text) for word in match_words(match))
         if algorithm == Matching.LITERAL:
-            return 1.0 if _found(rf"\b{regex.escape(match)}\b", text) else 0.0
+            return _found(rf"\b{regex.escape(match)}\b", text)
         if algorithm == Matching.REGEX:
-            return 1.0 if _found(match, text) else 0.0
+            return _found(match, text)
         if algorithm == Matching.FUZZY:
             wanted = match.translate(_PUNCTUATION).lower()
-            return 1.0 if fuzz.partial_ratio(wanted, text.translate(_PUNCTUATION).lower(),
-                                             score_cutoff=FUZZY_CUTOFF) else 0.0
+            return fuzz.partial_ratio(wanted, text.translate(_PUNCTUATION).lower(), score_cutoff=FUZZY_CUTOFF) > 0
     except (TimeoutError, regex.error) as error:  # a regex saved before its check, or one too slow
         logger.warning("document type %s: its %s rule failed (%s); no match", document_type.pk, algorithm, error)
-        return 0.0
-    return 0.0
+        return False
+    return False

@@ -7,7 +7,7 @@ import pytest
 from jobs import services
 from jobs.models import DocumentType
 from jobs.services.classification import job_classify
-from jobs.services.matching import InvalidMatch, check_match, match_words, rule_score
+from jobs.services.matching import InvalidMatch, check_match, match_words, rules_hold
 from tests.jobs.factories import JobFactory
 from tests.jobs.helpers import page_record
 
@@ -30,26 +30,26 @@ def test_words_split_on_spaces_and_quotes_group():
     assert match_words('  some  words "with   quotes " x.y') == ["some", "words", r"with\s+quotes", r"x\.y"]
 
 
-@pytest.mark.parametrize(("match", "algorithm", "text", "score"), [
-    ("invoice rechnung facture", Matching.ANY, "RECHNUNG Nr. 17", 1 / 3),
-    ("invoice rechnung facture", Matching.ANY, "Invoiced amounts", 0.0),  # whole words only
-    ("invoice total", Matching.ALL, "Invoice ... Total: 12.00", 1.0),
-    ("invoice total", Matching.ALL, "Invoice without a sum", 0.0),
-    ('"purchase order"', Matching.ANY, "PURCHASE\n  ORDER 4711", 1.0),
-    ("Amount due", Matching.LITERAL, "the amount due is", 1.0),
-    ("Amount due", Matching.LITERAL, "amount that is due", 0.0),
-    (r"INV-\d{4}", Matching.REGEX, "Ref inv-2024", 1.0),
-    (r"INV-\d{4}", Matching.REGEX, "Ref INV-20", 0.0),
-    ("Bahnhofstrasse", Matching.FUZZY, "Bahnhofstrase 12, Zürich", 1.0),
-    ("Bahnhofstrasse", Matching.FUZZY, "Hauptplatz 1, Wien", 0.0),
-    ("invoice", Matching.AUTO, "invoice", 0.0),  # auto types are the learned classifier's
+@pytest.mark.parametrize(("match", "algorithm", "text", "holds"), [
+    ("invoice rechnung facture", Matching.ANY, "RECHNUNG Nr. 17", True),
+    ("invoice rechnung facture", Matching.ANY, "Invoiced amounts", False),  # whole words only
+    ("invoice total", Matching.ALL, "Invoice ... Total: 12.00", True),
+    ("invoice total", Matching.ALL, "Invoice without a sum", False),
+    ('"purchase order"', Matching.ANY, "PURCHASE\n  ORDER 4711", True),
+    ("Amount due", Matching.LITERAL, "the amount due is", True),
+    ("Amount due", Matching.LITERAL, "amount that is due", False),
+    (r"INV-\d{4}", Matching.REGEX, "Ref inv-2024", True),
+    (r"INV-\d{4}", Matching.REGEX, "Ref INV-20", False),
+    ("Bahnhofstrasse", Matching.FUZZY, "Bahnhofstrase 12, Zürich", True),
+    ("Bahnhofstrasse", Matching.FUZZY, "Hauptplatz 1, Wien", False),
+    ("invoice", Matching.AUTO, "invoice", False),  # auto types are the learned classifier's
 ])
-def test_rules_score_as_paperless_matches(match, algorithm, text, score):
-    assert rule_score(kind(match, algorithm), text) == pytest.approx(score)
+def test_rules_hold_as_paperless_matches(match, algorithm, text, holds):
+    assert rules_hold(kind(match, algorithm), text) is holds
 
 
 def test_a_catastrophic_regex_is_stopped_and_counts_as_no_match():
-    assert rule_score(kind(r"(a+)+$", Matching.REGEX), "a" * 40 + "!") == 0.0
+    assert rules_hold(kind(r"(a+)+$", Matching.REGEX), "a" * 40 + "!") is False
 
 
 @pytest.mark.parametrize(("match", "algorithm"), [("(unclosed", Matching.REGEX), ("  ", Matching.ANY)])
@@ -182,3 +182,27 @@ def test_a_schedule_runs_the_training_task(user, learned):
     assert (schedule.func, schedule.repeats) == ("jobs.tasks.train_classifiers", -1)
     classifier_mark_stale(owner_id=user.pk)
     assert tasks.train_classifiers() == 1
+
+
+def test_the_llm_is_asked_only_when_neither_rules_nor_model_are_confident(user, llm_settings):
+    """Against the real llama.cpp server (SmolLM2): the answer is one of the user's type names or none."""
+    DocumentType.objects.create(owner=user, name="invoice", match="invoice")
+    DocumentType.objects.create(owner=user, name="order", match="order")
+    DocumentType.objects.create(owner=user, name="letter", matching_algorithm="auto")
+    assert job_classify(job=finished_job(user, "Invoice 17", "Amount due 12.00")).source == "rules"  # no LLM
+    ambiguous = job_classify(job=finished_job(user, "Invoice for your order 12", "Amount due 12.00"))
+    assert ambiguous is not None
+    assert ambiguous.document_type.name in {"invoice", "order", "letter"}
+    assert (ambiguous.source, ambiguous.confidence) in {("llm", 0.5), ("rules", 0.5)}  # rules: the LLM said none
+
+
+def test_an_llm_that_is_down_leaves_the_earlier_answer(user, settings):
+    from tests.llm_server import free_port
+
+    settings.OCR_LLM_URL, settings.OCR_LLM_ATTEMPTS = f"http://127.0.0.1:{free_port()}/v1", 1
+    DocumentType.objects.create(owner=user, name="invoice", match="invoice")
+    DocumentType.objects.create(owner=user, name="order", match="order")
+    classification = job_classify(job=finished_job(user, "Invoice for your order 12"))
+    assert (classification.document_type.name, classification.source, classification.confidence) == (
+        "invoice", "rules", 0.5)
+    assert job_classify(job=finished_job(user, "Dear Sir")) is None
