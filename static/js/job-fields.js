@@ -46,6 +46,8 @@
     panel.hidden = !answer.document_type && fields.types === 0;
     fel.status.textContent = answer.status;
     fel.status.dataset.status = answer.status;
+    // The job's status colours: pending as a running job, skipped as a queued one.
+    fel.status.className = `badge status-${{ pending: "running", skipped: "queued" }[answer.status] || answer.status}`;
     const kind = answer.document_type;
     // A type not in the list (another tab's new one): named by its name, which PUT takes as well as an id.
     if (kind && ![...fel.type.options].some((o) => o.textContent === kind.name)) addTypeOption(kind.name, kind.name);
