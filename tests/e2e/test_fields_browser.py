@@ -109,17 +109,20 @@ def letter_job(owner, document_type):
 
 def test_a_reviewer_changes_the_document_type_and_the_classifier_learns_it(user, api_client, asgi_server, qcluster):
     from jobs.models import DocumentClassifier, DocumentType, JobFields
-    from jobs.selectors.results import job_document_result
-    from jobs.services.classifier import classifier_train, predict
+    from jobs.services.classification import job_classify
+    from jobs.services.classifier import classifier_train
     from jobs.tasks import train_classifiers
 
-    invoice = invoice_type(user)
-    statement = DocumentType.objects.create(owner=user, name="statement", match="dear", fields_schema=STATEMENT)
+    # Types the learned classifier alone tells apart (matching "auto": no rules of their own).
+    invoice = invoice_type(user, matching_algorithm="auto")
+    statement = DocumentType.objects.create(owner=user, name="statement", matching_algorithm="auto",
+                                            fields_schema=STATEMENT)
     invoice_read = invoice_job(user, document_type=invoice)
     letter = letter_job(user, invoice)  # named wrongly at submit
     for job in (invoice_read, letter):
         extract_fields(str(job.pk))
     assert classifier_train(owner_id=user.pk).model is None  # both named invoice: nothing to tell apart
+    assert job_classify(job=letter) is None
     qcluster(Q_CLUSTER_NAME="llm")  # the fields stage's own cluster reads the fields again
 
     with browser_page(asgi_server, "alice", "pw-alice") as tab:
@@ -142,6 +145,6 @@ def test_a_reviewer_changes_the_document_type_and_the_classifier_learns_it(user,
     train_classifiers()  # what the schedule runs
     classifier.refresh_from_db()
     assert classifier.model is not None and classifier.documents == 2
-    model = bytes(classifier.model)
-    assert predict(model, job_document_result(letter).text).document_type_id == statement.pk
-    assert predict(model, job_document_result(invoice_read).text).document_type_id == invoice.pk
+    learned = job_classify(job=letter)
+    assert (learned.document_type, learned.source) == (statement, "model")
+    assert job_classify(job=invoice_read).document_type == invoice
