@@ -157,3 +157,18 @@ def test_without_websockets_wait_long_polls(live, tmp_path):
 
 def test_submit_takes_every_job_option_of_the_server():
     assert set(_core.SUBMIT_OPTIONS) == set(JobOptions.names())
+
+
+def test_the_cli_submit_spells_every_job_option_of_the_server():
+    import inspect
+
+    from ocr_client import cli
+
+    chosen = {"pipeline": "ocr", "lang": "de", "text_layer": "ocr", "orientation": "none", "pages": "2",
+              "webhook_url": "https://hooks.example.org/ocr", "document_type": "invoice"}
+    assert set(chosen) == set(JobOptions.names())
+    flags = [item for name, value in chosen.items() for item in (f"--{name.replace('_', '-')}", value)]
+    args = cli.parser().parse_args(["submit", "doc.pdf", *flags])
+    assert {name: getattr(args, name) for name in chosen} == chosen
+    for method in (Client.submit, AsyncClient.submit):
+        assert set(JobOptions.names()) <= set(inspect.signature(method).parameters)
