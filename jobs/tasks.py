@@ -16,7 +16,7 @@ from jobs.services import job_help, job_requeue_stale, job_run
 from jobs.services.batch_exports import build_batch_export as build_batch_export_service
 from jobs.services.classifier import classifiers_train_stale
 from jobs.services.exports import build_export as build_export_service
-from jobs.services.extraction import job_fields_extract
+from jobs.services.extraction import job_fields_extract, job_fields_requeue_stale
 from jobs.services.retention import retention_purge as retention_purge_service
 from jobs.services.storage import orphan_files_sweep
 
@@ -44,7 +44,7 @@ def extract_fields(job_id: str) -> None:
 
 
 def requeue_stale() -> int:
-    return job_requeue_stale()
+    return job_requeue_stale() + job_fields_requeue_stale()
 
 
 def train_classifiers() -> int:

@@ -39,6 +39,10 @@ from ocr_engine.fields import Extraction, extract_fields
 
 logger = logging.getLogger(__name__)
 
+# Claims of one stage before it fails with worker_lost: a document that kills its worker every time
+# (memory) must not take every worker of the cluster down in turn.
+FIELDS_MAX_ATTEMPTS = 3
+
 
 def fields_stage_applies(job: Job) -> bool:
     """Whether the job's fields are read after OCR: it named a type, or its owner has one to classify into."""
@@ -79,6 +83,32 @@ def job_fields_extract(*, job_id) -> JobFields | None:
                        error_detail=exc.message, backend=_backend_for(stage.document_type))
     return _finish(stage, claimed_at, status=JobFields.Status.SUCCEEDED, backend=extraction.backend,
                    fields=extraction.as_dict())
+
+
+def job_fields_requeue_stale() -> int:
+    """Queue again the stages whose task was lost; returns how many. Run with ``job_requeue_stale``.
+
+    A stage still unclaimed ``Q_RETRY`` after its queueing lost its queue entry (a Redis broker
+    restarted); one claimed longer ago than ``Q_TIMEOUT`` lost its worker past django-q2's
+    redeliveries. A task queued twice is harmless: the second finds the stage claimed or answered.
+    After ``FIELDS_MAX_ATTEMPTS`` claims a stage fails with ``worker_lost`` rather than kill more workers.
+    """
+    now = timezone.now()
+    stale = JobFields.objects.filter(status=JobFields.Status.PENDING, job__status=Job.Status.SUCCEEDED).filter(
+        Q(started_at__isnull=True, queued_at__lt=now - timedelta(seconds=settings.Q_RETRY))
+        | Q(started_at__lt=now - timedelta(seconds=settings.Q_TIMEOUT)))
+    requeued = 0
+    for stage in stale:
+        if stage.attempts >= FIELDS_MAX_ATTEMPTS:
+            JobFields.objects.filter(pk=stage.pk, status=JobFields.Status.PENDING, started_at=stage.started_at).update(
+                status=JobFields.Status.FAILED, error_code="worker_lost", finished_at=now,
+                error_detail=f"The fields stage's worker was lost {stage.attempts} times.")
+            continue
+        with transaction.atomic():
+            JobFields.objects.filter(pk=stage.pk).update(queued_at=now)
+            enqueue_fields(stage.pk)
+        requeued += 1
+    return requeued
 
 
 def _claim(job_id):

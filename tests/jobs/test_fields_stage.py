@@ -146,3 +146,29 @@ def test_an_llm_that_is_down_fails_the_stage_after_its_retries_and_never_the_ocr
     assert (stage.status, stage.error_code, stage.backend) == ("failed", "llm_unavailable", "llm")
     job.refresh_from_db()
     assert job.status == "succeeded" and PageResult.objects.get(job=job).status == "succeeded"
+
+
+def test_a_stage_whose_task_or_worker_was_lost_is_queued_again_then_fails_with_worker_lost(user, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from jobs.services.extraction import FIELDS_MAX_ATTEMPTS, job_fields_requeue_stale
+
+    document_type = invoice_type(user)
+    lost_task, lost_worker, dead_end, fresh = (invoice_job(user, document_type=document_type) for _ in range(4))
+    long_ago = timezone.now() - timedelta(seconds=settings.Q_RETRY + 60)
+    JobFields.objects.filter(job=lost_task).update(queued_at=long_ago)  # its queue entry never came
+    JobFields.objects.filter(job=lost_worker).update(queued_at=long_ago, started_at=long_ago, attempts=1)
+    JobFields.objects.filter(job=dead_end).update(queued_at=long_ago, started_at=long_ago,
+                                                  attempts=FIELDS_MAX_ATTEMPTS)
+    waiting = len(waiting_task_ids(FIELDS_CLUSTER))
+
+    assert tasks.requeue_stale() == 2
+
+    assert len(waiting_task_ids(FIELDS_CLUSTER)) == waiting + 2
+    failed = JobFields.objects.get(job=dead_end)
+    assert (failed.status, failed.error_code) == ("failed", "worker_lost")
+    assert JobFields.objects.get(job=fresh).status == "pending"
+    assert job_fields_extract(job_id=lost_worker.pk).status == "succeeded"  # the worker's claim had run out
+    assert job_fields_requeue_stale() == 0  # lost_task was queued again just now: not stale again yet
