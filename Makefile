@@ -99,7 +99,7 @@ run: venv models
 # `make run`), where an ORM query or SQL statement can behave unlike PostgreSQL.
 test: venv models system-deps $(LLM_VENV)/.installed
 	$(PY) -m pytest
-	DATABASE_URL=sqlite:///$${TMPDIR:-/tmp}/ocr-test-embedded.sqlite3 $(PY) -m pytest tests/jobs -m "not e2e" -q
+	DATABASE_URL=sqlite:///$${TMPDIR:-/tmp}/ocr-test-embedded.sqlite3 $(PY) -m pytest tests/jobs -m "not e2e and not llm" -q
 
 test-fast: venv models $(LLM_VENV)/.installed
 	$(PY) -m pytest -m "not e2e"

@@ -37,6 +37,8 @@ RESPONSE_FORMATS = ("json_schema", "json_object")
 # their agreement with it says something (OCR_LLM_SAMPLES=2).
 FIRST_SAMPLE_TEMPERATURE = 0.0
 OTHER_SAMPLE_TEMPERATURE = 0.7
+# A server that accepts no connection in this long is down, however long its answers may take.
+CONNECT_TIMEOUT_SECONDS = 10.0
 # A Retry-After longer than this is not waited for: the attempt counts as failed.
 MAX_RETRY_AFTER_SECONDS = 30.0
 
@@ -90,7 +92,7 @@ def chat_json(messages: list[dict], schema: dict, *, samples: int = 1,
     if not config.url:
         raise LlmUnavailable("No LLM is configured (OCR_LLM_URL is empty).")
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
-    timeout = httpx.Timeout(config.timeout, connect=min(config.timeout, 10.0))
+    timeout = httpx.Timeout(config.timeout, connect=CONNECT_TIMEOUT_SECONDS)
     with httpx.Client(base_url=config.url.rstrip("/") + "/", headers=headers, timeout=timeout) as client:
         return [_answer(client, config, _request(config, messages, schema, sample)) for sample in range(samples)]
 
@@ -137,6 +139,8 @@ class _Retryable(Exception):
 def _post(client: httpx.Client, body: dict) -> dict:
     try:
         response = client.post("chat/completions", json=body)
+    except httpx.ConnectTimeout:
+        raise LlmUnavailable("The LLM server cannot be reached (no connection within the time-out).") from None
     except httpx.TimeoutException as exc:
         raise LlmTimeout(f"The LLM did not answer in time ({type(exc).__name__}).") from None
     except httpx.TransportError as exc:

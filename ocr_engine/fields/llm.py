@@ -28,6 +28,12 @@ BACKEND = "llm"
 Chat = Callable[..., list[dict]]
 
 _VALUE_TYPES = {"number": "number", "money": "number", "integer": "number"}
+# Bounds in the answer schema, so that constrained decoding stops a model that rambles or loops
+# inside a string or a list of ids (a small model does) long before the token limit.
+MAX_VALUE_CHARS = 300
+MAX_CITED_LINES = 6
+# A cited id has the form of a line id; whether it is one of this document's is the verifier's call.
+LINE_ID_PATTERN = r"^p[0-9]+-l[0-9]+$"
 _KIND_WORDS = {"date": "a date, as YYYY-MM-DD", "money": "an amount, as a number (decimal point, no currency)",
                "number": "a number", "integer": "a whole number", "iban": "an IBAN", "vat": "a VAT number",
                "string": "text, as printed"}
@@ -50,9 +56,13 @@ def extract_fields_llm(document: DocumentResult, schema: dict, *, lang: str, cha
 def answer_schema(specs: list[FieldSpec]) -> dict:
     """The JSON Schema the model's answer must follow (every member required, nothing else: OpenAI's strict mode)."""
     def cited(spec: FieldSpec) -> dict:
-        value = {"enum": [*spec.enum, None]} if spec.kind == "enum" else {
-            "type": [_VALUE_TYPES.get(spec.kind, "string"), "null"]}
-        return _object({"value": value, "lines": {"type": "array", "items": {"type": "string"}}})
+        kind = _VALUE_TYPES.get(spec.kind, "string")
+        value = {"enum": [*spec.enum, None]} if spec.kind == "enum" else {"type": [kind, "null"]}
+        if kind == "string" and spec.kind != "enum":
+            value["maxLength"] = MAX_VALUE_CHARS
+        lines = {"type": "array", "items": {"type": "string", "pattern": LINE_ID_PATTERN},
+                 "maxItems": MAX_CITED_LINES}
+        return _object({"value": value, "lines": lines})
 
     return _object({spec.name: {"type": "array", "items": _object({c.name: cited(c) for c in spec.columns})}
                     if spec.kind == "items" else cited(spec) for spec in specs})
