@@ -87,14 +87,24 @@ def llm_configured() -> bool:
 
 def chat_json(messages: list[dict], schema: dict, *, samples: int = 1,
               config: LlmConfig | None = None) -> list[dict]:
-    """``samples`` answers to ``messages``, each a dict valid against ``schema``; ``LlmError`` after the retries."""
+    """Up to ``samples`` answers to ``messages``, each a dict valid against ``schema``; ``LlmError`` after the retries.
+
+    The first answer is required. A later (warmer) sample that stays invalid after its retries is
+    left out rather than failing the whole extraction: the caller counts it as disagreeing.
+    """
     config = config or LlmConfig.from_settings()
     if not config.url:
         raise LlmUnavailable("No LLM is configured (OCR_LLM_URL is empty).")
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     timeout = httpx.Timeout(config.timeout, connect=CONNECT_TIMEOUT_SECONDS)
     with httpx.Client(base_url=config.url.rstrip("/") + "/", headers=headers, timeout=timeout) as client:
-        return [_answer(client, config, _request(config, messages, schema, sample)) for sample in range(samples)]
+        answers = [_answer(client, config, _request(config, messages, schema, 0))]
+        for sample in range(1, samples):
+            try:
+                answers.append(_answer(client, config, _request(config, messages, schema, sample)))
+            except LlmInvalidAnswer:
+                logger.warning("LLM sample %d of %d left out: no valid answer", sample + 1, samples)
+        return answers
 
 
 def _request(config: LlmConfig, messages: list[dict], schema: dict, sample: int) -> dict:

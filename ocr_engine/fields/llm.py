@@ -49,7 +49,7 @@ def extract_fields_llm(document: DocumentResult, schema: dict, *, lang: str, cha
                        samples: int = 1) -> Extraction:
     specs = parse_schema(schema)
     answers = chat(messages(document, specs), answer_schema(specs), samples=samples)
-    proposals = propose(specs, answers, lang=lang)
+    proposals = propose(specs, answers, samples=samples)
     return Extraction(backend=BACKEND, fields=verified(document, specs, proposals, lang=lang))
 
 
@@ -89,18 +89,21 @@ def messages(document: DocumentResult, specs: list[FieldSpec]) -> list[dict]:
              + "\n\nDocument lines:\n" + lines}]
 
 
-def propose(specs: list[FieldSpec], answers: list[dict], *, lang: str) -> dict[str, Any]:
-    """The first answer as proposals, each with the share of all answers that gave the same value."""
+def propose(specs: list[FieldSpec], answers: list[dict], *, samples: int = 0) -> dict[str, Any]:
+    """The first answer as proposals, each with the share of the ``samples`` asked for (by default, the
+    answers given) that gave the same value: a sample that gave no valid answer counts as disagreeing."""
     first, *others = answers
+    samples = max(samples, len(answers))
     proposals: dict[str, Any] = {}
     for spec in specs:
         if spec.kind == "items":
             rows = first.get(spec.name) or []
             proposals[spec.name] = [
-                {c.name: _proposal(c, [row.get(c.name)] + [_row(o, spec.name, i).get(c.name) for o in others], lang)
-                 for c in spec.columns} for i, row in enumerate(rows)]
+                {c.name: _proposal(c, [row.get(c.name)] + [_row(o, spec.name, i).get(c.name) for o in others],
+                                   samples) for c in spec.columns} for i, row in enumerate(rows)]
         else:
-            proposals[spec.name] = _proposal(spec, [first.get(spec.name)] + [o.get(spec.name) for o in others], lang)
+            proposals[spec.name] = _proposal(spec, [first.get(spec.name)] + [o.get(spec.name) for o in others],
+                                             samples)
     return proposals
 
 
@@ -109,12 +112,12 @@ def _row(answer: dict, name: str, index: int) -> dict:
     return rows[index] if index < len(rows) else {}
 
 
-def _proposal(spec: FieldSpec, cells: list[dict | None], lang: str) -> Proposal | None:
+def _proposal(spec: FieldSpec, cells: list[dict | None], samples: int) -> Proposal | None:
     first = cells[0] or {}
     if first.get("value") in (None, ""):
         return None
     same = sum(1 for cell in cells if cell and _same(spec, cell.get("value"), first["value"]))
-    return Proposal(first["value"], tuple(str(i) for i in first.get("lines") or ()), agreement=same / len(cells))
+    return Proposal(first["value"], tuple(str(i) for i in first.get("lines") or ()), agreement=same / samples)
 
 
 def _same(spec: FieldSpec, a: Any, b: Any) -> bool:

@@ -67,9 +67,14 @@ def test_answers_become_proposals_that_the_same_verifier_checks():
 def test_two_samples_agreeing_keep_confidence_and_disagreeing_halve_it():
     other = {**ANSWER, "invoice_date": cell("2024-05-03", "p1-l3"), "subtotal": cell("260.00", "p1-l16"),
              "line_items": ANSWER["line_items"][:1]}
-    proposals = propose(parse_schema(SCHEMA), [ANSWER, other], lang="de")
+    proposals = propose(parse_schema(SCHEMA), [ANSWER, other])
     assert proposals["subtotal"].agreement == 1  # 260.0 and "260.00" are one amount
     assert proposals["invoice_date"].agreement == 0.5
     assert proposals["line_items"][0]["amount"].agreement == 1
     assert proposals["line_items"][1]["amount"].agreement == 0.5  # the second sample saw one item
     assert proposals["iban"] is None
+
+
+def test_a_sample_that_gave_no_valid_answer_counts_as_disagreeing():
+    proposals = propose(parse_schema(SCHEMA), [ANSWER], samples=2)
+    assert proposals["invoice_date"].agreement == 0.5 and proposals["line_items"][0]["amount"].agreement == 0.5
