@@ -14,6 +14,7 @@ from django.contrib.admin.options import IS_POPUP_VAR
 from django.contrib.auth import admin as auth_admin
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.utils.html import format_html
 from django.utils.text import capfirst
 from rest_framework.authtoken.admin import TokenAdmin
@@ -27,7 +28,9 @@ from jobs.models import (
     Batch,
     Document,
     DocumentType,
+    FieldCorrection,
     Job,
+    JobFields,
     LineCorrection,
     PageResult,
     UserSettings,
@@ -35,6 +38,7 @@ from jobs.models import (
     WebhookDelivery,
 )
 from jobs.services.audit import Actor
+from jobs.services.extraction import job_fields_queue
 from jobs.selectors.results import job_result_inline
 
 PREVIEW_CHARS = 20_000
@@ -179,6 +183,34 @@ class DocumentTypeAdmin(ReadOnlyAdmin):
     list_display = ("name", "owner", "matching_algorithm", "match", "backend", "updated_at")
     list_filter = ("matching_algorithm", "backend")
     search_fields = ("name", "owner__username")
+
+
+@admin.register(JobFields)
+class JobFieldsAdmin(ReadOnlyAdmin):
+    """Each job's fields stage (jobs.services.extraction): its type, state and answer; read again on demand."""
+
+    list_display = ("job", "document_type", "type_source", "status", "backend", "error_code", "attempts",
+                    "finished_at")
+    list_filter = ("status", "backend", "type_source", "error_code")
+    search_fields = ("job__id", "document_type__name")
+    actions = ["read_again"]
+
+    @admin.action(description="Read the fields of the selected succeeded jobs again", permissions=["act"])
+    def read_again(self, request, queryset):
+        queued = 0
+        for stage in queryset.select_related("job").filter(job__status=Job.Status.SUCCEEDED):
+            with transaction.atomic():
+                queued += job_fields_queue(job=stage.job)
+        self.message_user(request, f"Queued {queued} fields stage(s).")
+
+    def has_act_permission(self, request) -> bool:
+        return request.user.has_perm("jobs.change_job")
+
+
+@admin.register(FieldCorrection)
+class FieldCorrectionAdmin(ReadOnlyAdmin):
+    list_display = ("job", "name", "value", "corrected_by", "corrected_at")
+    search_fields = ("job__id", "name")
 
 
 @admin.register(UserSettings)

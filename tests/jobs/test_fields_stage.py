@@ -172,3 +172,21 @@ def test_a_stage_whose_task_or_worker_was_lost_is_queued_again_then_fails_with_w
     assert JobFields.objects.get(job=fresh).status == "pending"
     assert job_fields_extract(job_id=lost_worker.pk).status == "succeeded"  # the worker's claim had run out
     assert job_fields_requeue_stale() == 0  # lost_task was queued again just now: not stale again yet
+
+
+def test_the_admin_reads_a_jobs_fields_again_through_the_service(client, django_user_model, user):
+    from django.urls import reverse
+
+    admin = django_user_model.objects.create_superuser("root", "", "pw")
+    client.force_login(admin)
+    job = invoice_job(user, document_type=invoice_type(user))
+    job_fields_extract(job_id=job.pk)
+    waiting = len(waiting_task_ids(FIELDS_CLUSTER))
+    changelist = reverse("admin:jobs_jobfields_changelist")
+    assert client.get(changelist, {"status": "succeeded"}).status_code == 200
+
+    client.post(changelist, {"action": "read_again", "_selected_action": [str(job.pk)]}, follow=True)
+
+    assert JobFields.objects.get(job=job).status == "pending"
+    assert len(waiting_task_ids(FIELDS_CLUSTER)) == waiting + 1
+    assert client.get(reverse("admin:jobs_fieldcorrection_changelist")).status_code == 200
