@@ -402,9 +402,15 @@ def test_the_dashboard_queries_series_that_metrics_exposes(client):
     from jobs.models import Job
     from tests.jobs.factories import JobFactory, PageResultFactory
 
-    # Rows for every series to have samples: a processed page and a failure.
+    from django.utils import timezone
+
+    from jobs.models import JobFields
+
+    # Rows for every series to have samples: a processed page, a failure and a read job's fields.
     PageResultFactory(job=JobFactory(engine={"device": "cpu"}), timings={"ocr": 1.0})
     JobFactory(status=Job.Status.FAILED, error_code="timeout")
+    JobFields.objects.create(job=JobFactory(status=Job.Status.SUCCEEDED), status="succeeded", backend="rules",
+                             queued_at=timezone.now(), finished_at=timezone.now())
     exposed = client.get("/metrics").content.decode()
     dashboard = json.loads((DOCKER / "grafana" / "dashboard.json").read_text())
     queried = {name for panel in dashboard["panels"] for target in panel["targets"]
