@@ -70,17 +70,17 @@ def job_fields_extract(*, job_id) -> JobFields | None:
     if claimed_at is None:
         return None
     stage = JobFields.objects.select_related("document_type", "job", "job__document").get(pk=job_id)
-    job = stage.job
-    if stage.document_type is None:
-        _classify(stage)
-    if stage.document_type is None:
-        return _finish(stage, claimed_at, status=JobFields.Status.SKIPPED)
     try:
-        extraction = _extract(job, stage.document_type)
+        if stage.document_type is None:
+            _classify(stage)  # may ask the LLM, and fail as the extraction does
+        if stage.document_type is None:
+            return _finish(stage, claimed_at, status=JobFields.Status.SKIPPED)
+        extraction = _extract(stage.job, stage.document_type)
     except OcrError as exc:
         logger.warning("Fields of job %s failed: [%s] %s", job_id, exc.code, exc.message)
         return _finish(stage, claimed_at, status=JobFields.Status.FAILED, error_code=exc.code,
-                       error_detail=exc.message, backend=_backend_for(stage.document_type))
+                       error_detail=exc.message,
+                       backend=_backend_for(stage.document_type) if stage.document_type else "")
     return _finish(stage, claimed_at, status=JobFields.Status.SUCCEEDED, backend=extraction.backend,
                    fields=extraction.as_dict())
 
@@ -98,11 +98,14 @@ def job_fields_requeue_stale() -> int:
         Q(started_at__isnull=True, queued_at__lt=now - timedelta(seconds=settings.Q_RETRY))
         | Q(started_at__lt=now - timedelta(seconds=settings.Q_TIMEOUT)))
     requeued = 0
-    for stage in stale:
+    for stage in stale.select_related("job"):
         if stage.attempts >= FIELDS_MAX_ATTEMPTS:
-            JobFields.objects.filter(pk=stage.pk, status=JobFields.Status.PENDING, started_at=stage.started_at).update(
-                status=JobFields.Status.FAILED, error_code="worker_lost", finished_at=now,
-                error_detail=f"The fields stage's worker was lost {stage.attempts} times.")
+            with transaction.atomic():
+                if JobFields.objects.filter(pk=stage.pk, status=JobFields.Status.PENDING,
+                                            started_at=stage.started_at).update(
+                        status=JobFields.Status.FAILED, error_code="worker_lost", finished_at=now,
+                        error_detail=f"The fields stage's worker was lost {stage.attempts} times."):
+                    _announce(stage.job)
             continue
         with transaction.atomic():
             JobFields.objects.filter(pk=stage.pk).update(queued_at=now)

@@ -156,7 +156,8 @@ def test_a_stage_whose_task_or_worker_was_lost_is_queued_again_then_fails_with_w
     from jobs.services.extraction import FIELDS_MAX_ATTEMPTS, job_fields_requeue_stale
 
     document_type = invoice_type(user)
-    lost_task, lost_worker, dead_end, fresh = (invoice_job(user, document_type=document_type) for _ in range(4))
+    lost_task, lost_worker, fresh = (invoice_job(user, document_type=document_type) for _ in range(3))
+    dead_end = invoice_job(user, document_type=document_type, webhook_url="https://hooks.example.com/ocr")
     long_ago = timezone.now() - timedelta(seconds=settings.Q_RETRY + 60)
     JobFields.objects.filter(job=lost_task).update(queued_at=long_ago)  # its queue entry never came
     JobFields.objects.filter(job=lost_worker).update(queued_at=long_ago, started_at=long_ago, attempts=1)
@@ -169,6 +170,8 @@ def test_a_stage_whose_task_or_worker_was_lost_is_queued_again_then_fails_with_w
     assert len(waiting_task_ids(FIELDS_CLUSTER)) == waiting + 2
     failed = JobFields.objects.get(job=dead_end)
     assert (failed.status, failed.error_code) == ("failed", "worker_lost")
+    payload = WebhookDelivery.objects.get(job=dead_end, event="job.succeeded").payload  # the wait ends too
+    assert payload["job"]["fields"]["error"]["code"] == "worker_lost"
     assert JobFields.objects.get(job=fresh).status == "pending"
     assert job_fields_extract(job_id=lost_worker.pk).status == "succeeded"  # the worker's claim had run out
     assert job_fields_requeue_stale() == 0  # lost_task was queued again just now: not stale again yet
