@@ -32,6 +32,8 @@ class DocumentTypeViewSet(viewsets.ViewSet):
     """POST/GET /document-types, GET/PATCH/DELETE /document-types/{id}."""
 
     serializer_class = DocumentTypeSerializer
+    queryset = DocumentType.objects.none()  # only for the API schema (the type of {id}); reads are the owner's
+    lookup_value_regex = r"[0-9]+"
 
     def _get(self, request, pk) -> DocumentType:
         try:

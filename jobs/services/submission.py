@@ -143,8 +143,12 @@ def _job_row_exists(job: Job) -> bool:
 
 def dedup_key(checked: CheckedDocument, options: JobOptions) -> str:
     """The key under which the same file with the same options is one job (``duplicate_of``): the options
-    that change what is read, and the pages the range names in this file."""
-    read = json.dumps({**options.engine_options(), "pages": checked.page_numbers}, sort_keys=True)
+    that change what is read, the pages the range names in this file, and a document type named for it
+    (the same file named another type is other work: its fields differ)."""
+    work = {**options.engine_options(), "pages": checked.page_numbers}
+    if options.document_type:
+        work["document_type"] = options.document_type
+    read = json.dumps(work, sort_keys=True)
     return hashlib.sha256(f"{checked.sha256}:{read}".encode()).hexdigest()
 
 

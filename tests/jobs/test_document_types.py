@@ -87,6 +87,20 @@ def test_a_job_names_its_type_at_submit(api_client, invoice, by):
     assert (stage.document_type_id, stage.type_source, stage.type_confidence) == (invoice["id"], "user", 1.0)
 
 
+def test_the_same_file_named_another_type_is_another_job(api_client, invoice):
+    receipt = api_client.post("/api/v1/document-types", {**INVOICE, "name": "receipt"}, format="json").json()
+
+    def submit(**options):
+        upload = SimpleUploadedFile("page.png", small_png(), content_type="image/png")
+        return api_client.post("/api/v1/jobs", {"file": upload, **options}, format="multipart").json()
+
+    as_invoice, again, as_receipt, unnamed = (submit(document_type="invoice"), submit(document_type="invoice"),
+                                              submit(document_type=receipt["name"]), submit())
+    assert again["id"] == as_invoice["id"] and again["reused"]
+    assert len({as_invoice["id"], as_receipt["id"], unnamed["id"]}) == 3
+    assert (as_receipt["document_type"], unnamed["document_type"]) == ("receipt", "")
+
+
 def test_a_job_naming_a_type_its_owner_lacks_is_refused(api_client, other_api_client, invoice):
     for client, ref in ((api_client, "receipt"), (api_client, "999999"), (other_api_client, "invoice")):
         upload = SimpleUploadedFile("page.png", small_png(), content_type="image/png")
