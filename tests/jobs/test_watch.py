@@ -7,6 +7,7 @@ moves, so that "stable for the settle interval" costs no waiting. A restart is a
 
 from __future__ import annotations
 
+import contextlib
 import io
 import threading
 import time
@@ -213,8 +214,19 @@ def test_the_same_file_dropped_again_is_exported_again_from_the_same_job(watch, 
 def test_the_running_watcher_takes_a_dropped_file_and_stops_when_told(folders, user, force_polling):
     folder, out = folders
     options = WatchOptions(folder=folder, out=out, owner=user, formats=("txt",),
-                           job_options=JobOptions(pipeline="ocr"),
-                           settle_seconds=0.5)
+                           job_options=JobOptions(pipeline="ocr"), settle_seconds=0.5)
+    with running_watcher(options, force_polling=force_polling) as watcher:
+        dropped(folder, "notes.png", b"not an image")
+        deadline = time.monotonic() + 20
+        while not (folder / "failed" / "notes.png.error.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (folder / "failed" / "notes.png").exists()
+    assert not watcher.is_alive()
+
+
+@contextlib.contextmanager
+def running_watcher(options: WatchOptions, *, force_polling: bool):
+    """``watch_run`` in a thread of its own for the ``with`` block; told to stop and joined after it."""
     stop = threading.Event()
 
     def run():
@@ -226,15 +238,10 @@ def test_the_running_watcher_takes_a_dropped_file_and_stops_when_told(folders, u
     watcher = threading.Thread(target=run)
     watcher.start()
     try:
-        dropped(folder, "notes.png", b"not an image")
-        deadline = time.monotonic() + 20
-        while not (folder / "failed" / "notes.png.error.txt").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert (folder / "failed" / "notes.png").exists()
+        yield watcher
     finally:
         stop.set()
         watcher.join(timeout=10)
-    assert not watcher.is_alive()
 
 
 def test_the_command_refuses_unknown_formats_and_an_out_dir_inside_the_watched_folder(folders, user):

@@ -9,21 +9,21 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection
 
 from jobs.models import Job, WatchedFile
 from jobs.options import JobOptions
-from jobs.services.watch import WatchOptions, file_submit, name_problems, watch_run
+from jobs.services.watch import WatchOptions, file_submit, name_problems
 from jobs.services.watch_files import Refused, folder_files, opened_dir
 from tests.jobs.helpers import page_record, small_png
 from tests.jobs.test_api import run_pages
-from tests.jobs.test_watch import SETTLE, dropped, folders, submitted, watch  # noqa: F401 - fixtures
+from tests.jobs.test_watch import (  # noqa: F401 - fixtures
+    SETTLE, dropped, folders, running_watcher, submitted, watch,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -221,19 +221,8 @@ def test_a_name_whose_exports_would_take_another_files_names_clashes():
 def test_the_running_watcher_survives_a_name_watchfiles_cannot_decode(folders, user, force_polling, caplog):
     folder, out = folders
     options = WatchOptions(folder=folder, out=out, owner=user, formats=("txt",),
-                           job_options=JobOptions(pipeline="ocr"),
-                           settle_seconds=0.3)
-    stop = threading.Event()
-
-    def run():
-        try:
-            watch_run(options, force_polling=force_polling, stop=stop)
-        finally:
-            connection.close()  # this thread's own
-
-    watcher = threading.Thread(target=run)
-    watcher.start()
-    try:
+                           job_options=JobOptions(pipeline="ocr"), settle_seconds=0.3)
+    with running_watcher(options, force_polling=force_polling) as watcher:
         Path(os.fsdecode(bytes(folder) + b"/bad\xff.png")).write_bytes(b"x")
         os.mkdir(bytes(folder) + b"/folder\xff")  # stays: watchfiles' polling sees it too
         wait_until(lambda: "watchfiles stopped on a name that is not UTF-8" in caplog.text, "watchfiles to fail")
@@ -241,9 +230,6 @@ def test_the_running_watcher_survives_a_name_watchfiles_cannot_decode(folders, u
         wait_until(lambda: (folder / "failed" / "notes.png.error.txt").exists(), "notes.png in failed/")
         assert (folder / "failed" / "notes.png").exists() and watcher.is_alive()
         assert b"bad\xff.png" in names(folder / "failed")
-    finally:
-        stop.set()
-        watcher.join(timeout=10)
     assert not watcher.is_alive()
 
 
