@@ -35,10 +35,11 @@ import sys, time, django
 django.setup()
 from django.contrib.auth import get_user_model
 from jobs import services
+from jobs.options import JobOptions
 from tests.jobs.helpers import page_record
 from tests.ocr_engine import samples
 job, _ = services.job_create(owner=get_user_model().objects.get(), file=samples.report_pdf(pages=60, dpi=50).data,
-                             filename="other.pdf", pipeline="ocr")
+                             filename="other.pdf", options=JobOptions(pipeline="ocr"))
 services.job_claim(job_id=job.pk, worker_id="committer")
 print("ready", flush=True)
 for line in sys.stdin:

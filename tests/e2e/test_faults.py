@@ -84,8 +84,16 @@ def all_pids() -> list[int]:
 
 
 def qcluster_process(pid: int) -> bool:
-    """A process of a qcluster (``python manage.py qcluster`` and what it forked), not a shell that names one."""
-    return b"qcluster" in cmdline(pid).split(b"\0")
+    """A process of the OCR (cpu) cluster (``python manage.py qcluster`` and what it forked), not a shell that
+    names one, nor the fields stage's ``llm`` cluster that `make run` starts beside it."""
+    return b"qcluster" in cmdline(pid).split(b"\0") and b"Q_CLUSTER_NAME=llm" not in environ(pid).split(b"\0")
+
+
+def environ(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return b""
 
 
 def parent_of(pid: int) -> int:
