@@ -37,7 +37,11 @@ def fresh_rate_counters():
 
 @pytest.fixture(params=["cache", "file"])
 def budgets_store(request, settings, tmp_path):
-    """Budgets in the cache (Redis here, as with PostgreSQL) and in the embedded default's SQLite file."""
+    """Budgets in the cache (Redis here, as with PostgreSQL) and in the embedded default's SQLite file; either
+    starts empty (on SQLite user ids repeat across tests, and an earlier test's budget would be this one's)."""
+    from django.core.cache import cache
+
+    cache.clear()
     if request.param == "file":
         settings.API_RATE_BUDGETS_FILE = str(tmp_path / "rate-budgets.sqlite3")
     return request.param
