@@ -11,6 +11,10 @@ from .errors import UnsupportedOption
 DEFAULT_PIPELINE = "structure"  # one of ``ocr_engine.pipelines.names()``, which check it
 DEFAULT_LANG = "en"
 BACKENDS = ("onnxruntime", "paddle")
+# What runs the ONNX models on the onnxruntime backend: onnxruntime's own CPU kernels, or
+# OpenVINO through onnxruntime's OpenVINO execution provider (the ``onnxruntime-openvino``
+# build of onnxruntime, installed in its place).
+INFERENCES = ("onnxruntime", "openvino")
 DEFAULT_SCALE = 2.0  # pypdfium2 scale: 2 x 72 DPI = 144 DPI, enough for 9 pt body text
 # Per-page choices a caller can make on any pipeline (API, form, CLI, EngineConfig).
 # text_layer: "auto" reads a PDF page's own text layer where it can be trusted and
@@ -66,6 +70,9 @@ class EngineConfig:
     pipeline: str = DEFAULT_PIPELINE
     lang: str = DEFAULT_LANG
     backend: str = "onnxruntime"
+    # ``INFERENCES``. OpenVINO read the same text at the same CPU time per page as onnxruntime on
+    # an AVX2 CPU, and waited longer for its own thread on busy cores (docs/benchmarks.md).
+    inference: str = "onnxruntime"
     device: str = "cpu"  # "cpu", "gpu" or "gpu:N"
     scale: float = DEFAULT_SCALE
     models_dir: Path | None = None
@@ -109,6 +116,10 @@ class EngineConfig:
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise UnsupportedOption(f"Unknown backend {self.backend!r}; choose one of {', '.join(BACKENDS)}.")
+        if self.inference not in INFERENCES:
+            raise UnsupportedOption(f"Unknown inference {self.inference!r}; choose one of {', '.join(INFERENCES)}.")
+        if self.inference == "openvino" and (self.backend != "onnxruntime" or self.device != "cpu"):
+            raise UnsupportedOption("inference='openvino' runs on the onnxruntime backend on the CPU.")
         if self.lang not in LANGUAGES:
             raise UnsupportedOption(f"Unsupported language {self.lang!r}; see docs/languages for the list.")
         if self.models_dir is not None and self.lang not in OFFLINE_LANGUAGES:

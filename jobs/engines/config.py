@@ -27,6 +27,7 @@ def engine_config(pipeline: str, lang: str) -> EngineConfig:
         pipeline=pipeline,
         lang=lang,
         backend=settings.OCR_BACKEND,
+        inference=settings.OCR_INFERENCE,
         device=settings.OCR_DEVICE,
         models_dir=models_dir(),
         cpu_threads=settings.OCR_CPU_THREADS,

@@ -9,6 +9,7 @@ PaddleOCR's own model names (downloaded by PaddleOCR) when no pack is configured
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -56,10 +57,26 @@ def prepare_process(config: EngineConfig) -> dict[str, Any]:
         # dozens of harmless "unused initializer" warnings per process.
         args["engine_config"] = {"intra_op_num_threads": config.cpu_threads, "inter_op_num_threads": 1,
                                  "log_severity_level": 3, "enable_cpu_mem_arena": config.memory_arena}
+        if config.inference == "openvino":
+            args["engine_config"].update(openvino_provider(config))
         _onnx_session_entries({key: "1" if config.spin_wait else "0" for key in SPIN_WAIT_ENTRIES})
     else:
         args["cpu_threads"] = config.cpu_threads
     return args
+
+
+def openvino_provider(config: EngineConfig) -> dict[str, Any]:
+    """PaddleX's onnxruntime engine options that run the models on onnxruntime's OpenVINO provider."""
+    import onnxruntime
+
+    if "OpenVINOExecutionProvider" not in onnxruntime.get_available_providers():
+        raise EngineUnavailable("inference='openvino' needs onnxruntime's OpenVINO provider: install "
+                                "onnxruntime-openvino in place of onnxruntime.")
+    # f32 always: on CPUs with bf16 units OpenVINO would otherwise compute in bf16 and read other text.
+    # The thread count is OpenVINO's own (onnxruntime's intra-op pool does not drive it).
+    return {"providers": ["OpenVINOExecutionProvider"],
+            "provider_options": {"device_type": "CPU", "precision": "FP32", "num_of_threads": str(config.cpu_threads),
+                                 "load_config": json.dumps({"CPU": {"INFERENCE_PRECISION_HINT": "f32"}})}}
 
 
 # onnxruntime's session config entries for whether idle pool threads spin (``EngineConfig.spin_wait``).

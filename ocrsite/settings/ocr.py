@@ -15,6 +15,8 @@ OCR_PUBLIC_URL = env_str("OCR_PUBLIC_URL", "http://localhost:8000").rstrip("/")
 OCR_MODELS_DIR = Path(env_str("OCR_MODELS_DIR", str(Path(__file__).resolve().parents[2] / "models")))
 OCR_CPU_THREADS = env_int("OCR_CPU_THREADS", 1 if env_int("Q_WORKERS", 1) > 1 else 2)
 OCR_BACKEND = env_str("OCR_BACKEND", "onnxruntime")
+# "openvino" runs the models on onnxruntime's OpenVINO provider (onnxruntime-openvino installed in place of onnxruntime).
+OCR_INFERENCE = env_str("OCR_INFERENCE", "onnxruntime")
 OCR_MEMORY_ARENA = env_bool("OCR_MEMORY_ARENA", True)
 OCR_SPIN_WAIT = env_bool("OCR_SPIN_WAIT", False)
 OCR_DEVICE = env_str("OCR_DEVICE", "cpu")  # "gpu" on GPU worker images

@@ -129,6 +129,45 @@ def test_onnxruntime_threads_spin_only_when_asked(models_dir):
     assert spinning(EngineConfig(pipeline="ocr", models_dir=models_dir)) == "0"
 
 
+def _has_openvino_provider() -> bool:
+    import onnxruntime
+
+    return "OpenVINOExecutionProvider" in onnxruntime.get_available_providers()
+
+
+@pytest.mark.skipif(not _has_openvino_provider(), reason="onnxruntime-openvino is not installed in place of onnxruntime")
+def test_openvino_reads_a_real_page_as_onnxruntime_does(models_dir, ocr_engine):
+    from ocr_engine.pipelines import paddle
+
+    config = EngineConfig(pipeline="ocr", models_dir=models_dir, inference="openvino", cpu_threads=1)
+    options = paddle.prepare_process(config)["engine_config"]
+    assert options["providers"] == ["OpenVINOExecutionProvider"]
+    assert options["provider_options"]["num_of_threads"] == "1"
+    image, truth = scans.real_page("debian-reference-en-p108")
+    openvino = Engine(config).process_image(image, page_number=1).page
+    onnxruntime = ocr_engine.process_image(image, page_number=1).page
+    # f32 on both: the same lines, and the page's text within the bound the real-page tests hold.
+    assert [ln.text for ln in openvino.lines] == [ln.text for ln in onnxruntime.lines]
+    assert cer(truth, openvino.text) <= 0.04
+
+
+@pytest.mark.skipif(_has_openvino_provider(), reason="onnxruntime-openvino is installed")
+def test_openvino_without_its_provider_says_what_to_install(models_dir):
+    from ocr_engine.errors import EngineUnavailable
+
+    with pytest.raises(EngineUnavailable, match="onnxruntime-openvino"):
+        Engine(EngineConfig(pipeline="ocr", models_dir=models_dir, inference="openvino"))
+
+
+def test_openvino_is_for_the_onnxruntime_backend_on_the_cpu():
+    from ocr_engine.errors import UnsupportedOption
+
+    with pytest.raises(UnsupportedOption, match="openvino"):
+        EngineConfig(inference="openvino", backend="paddle")
+    with pytest.raises(UnsupportedOption, match="inference"):
+        EngineConfig(inference="tensorrt")
+
+
 @pytest.mark.parametrize("lang", ["de", "fr", "es", "nl"])
 def test_languages_with_diacritics(models_dir, ocr_engine, lang):
     sample = samples.language_page(lang, dpi=144)
