@@ -32,7 +32,8 @@ class StructurePipeline:
         common = paddle.prepare_process(config)
         from paddleocr import PPStructureV3
 
-        return PPStructureV3(**self.model_args(config), **common, **paddle.detector_args(config))
+        tables = {"paddlex_config": _tables_on_onnxruntime_kernels()} if config.inference == "openvino" else {}
+        return PPStructureV3(**self.model_args(config), **common, **paddle.detector_args(config), **tables)
 
     def run(self, built, config: EngineConfig, image) -> dict[str, Any]:
         # The table-orientation model has no offline source (it would try to
@@ -60,6 +61,22 @@ class StructurePipeline:
 
     def pack_problem(self, models_dir) -> str | None:
         return None  # the pack's checksummed files are all it needs
+
+
+def _tables_on_onnxruntime_kernels() -> dict[str, Any]:
+    """PP-StructureV3's PaddleX config with its table-structure models on onnxruntime's own CPU kernels.
+
+    OpenVINO cannot read the pack's converted SLANet_plus graph (an ArgMax whose axis it cannot
+    resolve, "Normalized axis of TopK is unknown"); PaddleX merges a sub-module's ``engine_config``
+    over the pipeline's, so every other model still runs on OpenVINO.
+    """
+    from paddlex.inference import load_pipeline_config
+
+    config = load_pipeline_config("PP-StructureV3")
+    for module in ("WiredTableStructureRecognition", "WirelessTableStructureRecognition"):
+        config["SubPipelines"]["TableRecognition"]["SubModules"][module]["engine_config"] = {
+            "providers": ["CPUExecutionProvider"], "provider_options": {}}
+    return config
 
 
 PIPELINE = StructurePipeline()

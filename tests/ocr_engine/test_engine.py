@@ -136,16 +136,17 @@ def _has_openvino_provider() -> bool:
 
 
 @pytest.mark.skipif(not _has_openvino_provider(), reason="onnxruntime-openvino is not installed in place of onnxruntime")
-def test_openvino_reads_a_real_page_as_onnxruntime_does(models_dir, ocr_engine):
+@pytest.mark.parametrize("pipeline", ["ocr", "structure"])
+def test_openvino_reads_a_real_page_as_onnxruntime_does(models_dir, request, pipeline):
     from ocr_engine.pipelines import paddle
 
-    config = EngineConfig(pipeline="ocr", models_dir=models_dir, inference="openvino", cpu_threads=1)
+    config = EngineConfig(pipeline=pipeline, models_dir=models_dir, inference="openvino", cpu_threads=1)
     options = paddle.prepare_process(config)["engine_config"]
     assert options["providers"] == ["OpenVINOExecutionProvider"]
     assert options["provider_options"]["num_of_threads"] == "1"
     image, truth = scans.real_page("debian-reference-en-p108")
     openvino = Engine(config).process_image(image, page_number=1).page
-    onnxruntime = ocr_engine.process_image(image, page_number=1).page
+    onnxruntime = request.getfixturevalue(f"{pipeline}_engine").process_image(image, page_number=1).page
     # f32 on both: the same lines, and the page's text within the bound the real-page tests hold.
     assert [ln.text for ln in openvino.lines] == [ln.text for ln in onnxruntime.lines]
     assert cer(truth, openvino.text) <= 0.04
