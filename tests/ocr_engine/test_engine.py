@@ -135,7 +135,7 @@ def _has_openvino_provider() -> bool:
     return "OpenVINOExecutionProvider" in onnxruntime.get_available_providers()
 
 
-@pytest.mark.skipif(not _has_openvino_provider(), reason="onnxruntime-openvino is not installed in place of onnxruntime")
+@pytest.mark.skipif(not _has_openvino_provider(), reason="onnxruntime-openvino is not installed")
 @pytest.mark.parametrize("pipeline", ["ocr", "structure"])
 def test_openvino_reads_a_real_page_as_onnxruntime_does(models_dir, request, pipeline):
     from ocr_engine.pipelines import paddle
