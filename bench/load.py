@@ -37,8 +37,7 @@ loop) for each page set ends the report.
   submit request's latency when it cannot hide behind other clients' waits.
 * ``bare``: after the servers are measured, in this process on the first client count's pages:
   ``Engine.process_image`` (our engine without the platform around it) and a
-  plain ``PaddleOCR(...).predict`` loop (PaddleOCR's own defaults, onnxruntime's spinning
-  threads included, the same det/rec models, document preprocessing off). With ``--workers`` > 1 and a PDF, also
+  plain ``PaddleOCR(...).predict`` loop (PaddleOCR's own defaults, the same det/rec models, document preprocessing off). With ``--workers`` > 1 and a PDF, also
   the hardware's ceiling for that PDF: our engine alone in one process, then in
   ``--workers`` processes sharing its pages.
 
@@ -463,8 +462,7 @@ def bare(args, works: dict[str, list[bytes]]) -> dict[str, float]:
         return {}
     from paddleocr import PaddleOCR
 
-    # onnxruntime's own default lets idle threads spin; ours does not (EngineConfig.spin_wait).
-    paddleocr = PaddleOCR(**get_pipeline("ocr").model_args(config), **prepare_process(config.with_(spin_wait=True)))
+    paddleocr = PaddleOCR(**get_pipeline("ocr").model_args(config), **prepare_process(config))
     return {name: bare_loop(f"{name}: bare PaddleOCR loop", work,
                             lambda image: [r.json for r in paddleocr.predict(bgr_array(image))])
             for name, work in works.items()}

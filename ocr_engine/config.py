@@ -99,11 +99,6 @@ class EngineConfig:
     # after a dense 200-DPI page with ``ocr``). False returns them after each run:
     # about 2.0 GB, and 25-30 % more time per page (docs/benchmarks.md).
     memory_arena: bool = True
-    # onnxruntime's intra-op threads spin while they wait for each other (its default). When
-    # the web process, a client or the next page's storing takes a core, the waiting thread
-    # burns its own: at 4 clients a page cost 1.87 CPU s without spinning against 2.20 with
-    # it, and read 7 % faster; alone on free cores, pages read as fast (docs/benchmarks.md).
-    spin_wait: bool = False
     layout_threshold: float = 0.5
     text_layer: str = "auto"
     # A text-layer page with more characters than this is OCR'd instead (text_layer_rejected

@@ -32,5 +32,4 @@ def engine_config(pipeline: str, lang: str) -> EngineConfig:
         models_dir=models_dir(),
         cpu_threads=settings.OCR_CPU_THREADS,
         memory_arena=settings.OCR_MEMORY_ARENA,
-        spin_wait=settings.OCR_SPIN_WAIT,
     )

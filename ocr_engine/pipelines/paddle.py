@@ -59,7 +59,6 @@ def prepare_process(config: EngineConfig) -> dict[str, Any]:
                                  "log_severity_level": 3, "enable_cpu_mem_arena": config.memory_arena}
         if config.inference == "openvino":
             args["engine_config"].update(openvino_provider(config))
-        _onnx_session_entries({key: "1" if config.spin_wait else "0" for key in SPIN_WAIT_ENTRIES})
     else:
         args["cpu_threads"] = config.cpu_threads
     return args
@@ -77,38 +76,6 @@ def openvino_provider(config: EngineConfig) -> dict[str, Any]:
     return {"providers": ["OpenVINOExecutionProvider"],
             "provider_options": {"device_type": "CPU", "precision": "FP32", "num_of_threads": str(config.cpu_threads),
                                  "load_config": json.dumps({"CPU": {"INFERENCE_PRECISION_HINT": "f32"}})}}
-
-
-# onnxruntime's session config entries for whether idle pool threads spin (``EngineConfig.spin_wait``).
-SPIN_WAIT_ENTRIES = ("session.intra_op.allow_spinning", "session.inter_op.allow_spinning")
-# The entries the next onnxruntime sessions of this process get (``_onnx_session_entries``).
-_session_entries: dict[str, str] = {}
-
-
-def _onnx_session_entries(entries: dict[str, str]) -> None:
-    """Give the onnxruntime sessions PaddleX creates from now on in this process these config entries.
-
-    PaddleX's runner config sets only ``SessionOptions`` attributes (``session_options``), and
-    spinning is a config entry, so its runner's options are extended as they are built. Unlike
-    OMP_NUM_THREADS above, the latest call wins: a process builds its pipelines one after the
-    other, each right after its own ``prepare_process``.
-    """
-    from paddlex.inference.models.runners.onnxruntime_runner import ONNXRuntimeRunner
-
-    _session_entries.clear()
-    _session_entries.update(entries)
-    build = ONNXRuntimeRunner._build_session_options
-    if getattr(build, "adds_session_entries", False):
-        return
-
-    def build_with_entries(runner):
-        options = build(runner)
-        for key, value in _session_entries.items():
-            options.add_session_config_entry(key, value)
-        return options
-
-    build_with_entries.adds_session_entries = True
-    ONNXRuntimeRunner._build_session_options = build_with_entries
 
 
 def detector_args(config: EngineConfig) -> dict[str, Any]:

@@ -18,7 +18,6 @@ OCR_BACKEND = env_str("OCR_BACKEND", "onnxruntime")
 # "openvino" runs the models on onnxruntime's OpenVINO provider (onnxruntime-openvino installed in place of onnxruntime).
 OCR_INFERENCE = env_str("OCR_INFERENCE", "onnxruntime")
 OCR_MEMORY_ARENA = env_bool("OCR_MEMORY_ARENA", True)
-OCR_SPIN_WAIT = env_bool("OCR_SPIN_WAIT", False)
 OCR_DEVICE = env_str("OCR_DEVICE", "cpu")  # "gpu" on GPU worker images
 OCR_MAX_UPLOAD_BYTES = env_int("OCR_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)
 # The largest body of any other request (ocrsite.body_limit); larger ones get 413 before they are read.

@@ -114,21 +114,6 @@ def test_without_the_memory_arena_pages_read_the_same(models_dir, ocr_engine):
     assert cer(sample.text, line_text(lean)) <= MAX_CER
 
 
-def test_onnxruntime_threads_spin_only_when_asked(models_dir):
-    from paddlex.inference.models.runners.onnxruntime_runner import ONNXRuntimeRunner
-
-    from ocr_engine.pipelines import paddle
-
-    def spinning(config: EngineConfig) -> str:
-        runner = ONNXRuntimeRunner(model_dir=models_dir / "PP-OCRv6_small_det", model_file_prefix="inference",
-                                   config=paddle.prepare_process(config)["engine_config"])
-        return runner.session.get_session_options().get_session_config_entry("session.intra_op.allow_spinning")
-
-    # Spinning last: the sessions this process builds after the test get the default again.
-    assert spinning(EngineConfig(pipeline="ocr", models_dir=models_dir, spin_wait=True)) == "1"
-    assert spinning(EngineConfig(pipeline="ocr", models_dir=models_dir)) == "0"
-
-
 def _has_openvino_provider() -> bool:
     import onnxruntime
 
