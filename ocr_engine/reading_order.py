@@ -55,11 +55,25 @@ def _bands(idx: list[int], boxes: Sequence[Box], min_col_gap: float, min_row_gap
     """
     merged: list[list[int]] = []
     for band in _split(idx, boxes, 1, min_row_gap):
-        if merged and len(_split(merged[-1] + band, boxes, 0, min_col_gap)) > 1:
+        # A lone line over the run ("(continued from previous page)" over a listing's frame) is read first,
+        # not as a column of its own beside everything under it.
+        lone = len(merged) == 1 and len(merged[0]) == 1 and _is_line(merged[0][0], band, boxes)
+        if merged and not lone and len(_split(merged[-1] + band, boxes, 0, min_col_gap)) > 1:
             merged[-1] = merged[-1] + band
         else:
             merged.append(band)
     return merged
+
+
+def _is_line(i: int, others: list[int], boxes: Sequence[Box]) -> bool:
+    """Whether block ``i`` is no taller than the shortest of ``others``: one line."""
+    return boxes[i][3] - boxes[i][1] <= min(boxes[j][3] - boxes[j][1] for j in others) * 1.2
+
+
+def _line_over(line: list[int], column: list[int], boxes: Sequence[Box]) -> bool:
+    """Whether ``line`` is one line above every block of ``column``."""
+    return len(line) == 1 and _is_line(line[0], column, boxes) and boxes[line[0]][3] <= min(
+        boxes[j][1] for j in column)
 
 
 def _columns(idx: list[int], boxes: Sequence[Box], min_col_gap: float) -> list[list[int]]:
@@ -68,12 +82,14 @@ def _columns(idx: list[int], boxes: Sequence[Box], min_col_gap: float) -> list[l
     A slice of one-line labels that each sit beside a block of the neighbouring
     slice ("[Function]" at the right margin of a signature line, a line number,
     a margin note) is not a column: it continues rows of its neighbour, so it
-    joins that slice and is read row by row with it.
+    joins that slice and is read row by row with it. Nor is one line over the
+    whole of its neighbour ("(continued from previous page)" over a listing).
     """
     groups = _split(idx, boxes, 0, min_col_gap)
     merged: list[list[int]] = []
     for group in groups:
-        if merged and (_labels_beside(group, merged[-1], boxes) or _labels_beside(merged[-1], group, boxes)):
+        if merged and any(_labels_beside(a, b, boxes) or _line_over(a, b, boxes)
+                          for a, b in ((group, merged[-1]), (merged[-1], group))):
             merged[-1] = merged[-1] + group
         else:
             merged.append(group)

@@ -87,7 +87,7 @@ def _runs(rows: list[list[int]], boxes: Sequence[Box], texts: Sequence[str]) -> 
         else:
             runs.append([row])
         prev = row
-    return [run for run in runs if table_like(run)]
+    return [run for run in runs if table_like(run) and not _numbered_lines([texts[row[0]] for row in run])]
 
 
 def _table_rows(run: list[list[int]], boxes: Sequence[Box], texts: Sequence[str]) -> list[Row]:
@@ -130,14 +130,46 @@ def _table_rows(run: list[list[int]], boxes: Sequence[Box], texts: Sequence[str]
         [sorted(cells[c], key=centre) for c in sorted(cells)] for cells in table]
 
 
-
 def reading_order(boxes: Sequence[Box], texts: Sequence[str]) -> list[int] | None:
-    """The lines of a table region row by row, cell by cell; None when they form no columns.
+    """The lines of a table region row by row, cell by cell; None when they are no grid (``is_grid``).
 
     Used for the layout model's table regions too: the line geometry places wrapped
     cells and vertically centred row labels more reliably than predicted cell boxes.
     """
-    rows = visual_rows(boxes)
-    if max(len(row) for row in rows) < 2:
+    if not is_grid(boxes, texts):
         return None
-    return [i for row in _table_rows(rows, boxes, texts) for cell in row for i in cell]
+    return [i for row in _table_rows(visual_rows(boxes), boxes, texts) for cell in row for i in cell]
+
+
+def is_grid(boxes: Sequence[Box], texts: Sequence[str]) -> bool:
+    """Whether lines are cells of a grid, which may be read row by row, cell by cell.
+
+    Two rows at least of pieces side by side, a column of pieces after the first one
+    aligned down two of those rows, and fewer lines running across that column than
+    rows of pieces: a paragraph the layout model boxed with a listing runs across it,
+    a wrapped cell does not. Not a gutter of line numbers beside code either, counting
+    up row after row: a numbered listing is read line by line, each with its number.
+    """
+    rows = [row for row in visual_rows(boxes) if len(row) >= 2]
+    if len(rows) < 2 or _numbered_lines([texts[row[0]] for row in rows]):
+        return False
+    h = median(b[3] - b[1] for b in boxes)
+
+    def aligned(a: Box, b: Box) -> bool:
+        return min(abs(a[0] - b[0]), abs(a[2] - b[2]), abs(a[0] + a[2] - b[0] - b[2]) / 2) < h
+
+    columns = [boxes[row[1]] for row in rows if any(
+        aligned(boxes[row[1]], boxes[i]) for other in rows if other is not row for i in other[1:])]
+    if not columns:
+        return False
+    edge = min(b[0] for b in columns)
+    across = sum(1 for i, b in enumerate(boxes) if b[0] < edge - h and b[2] > edge + h
+                 and not any(i in row for row in rows))
+    return across < len(rows)
+
+
+def _numbered_lines(firsts: Sequence[str]) -> bool:
+    """Most of ``firsts`` are numbers, each one more than the number before it: a listing's line numbers."""
+    numbers = [int(t) for t in (t.strip().rstrip(".:") for t in firsts) if t.isdigit()]
+    steps = sum(1 for a, b in zip(numbers, numbers[1:]) if b == a + 1)
+    return len(numbers) >= 0.8 * len(firsts) and steps >= 0.6 * (len(firsts) - 1)
