@@ -21,7 +21,8 @@ def numbered_listings(boxes: Sequence[Box], texts: Sequence[str]) -> list[list[i
 
     A listing is a run of visual rows, each opened by a number a little larger than the
     one before (a blank line is a number alone), or by code right of the gutter (a line
-    whose number the recogniser missed); ``LISTING_MIN_ROWS`` numbered rows at least.
+    whose number the recogniser missed); ``LISTING_MIN_ROWS`` numbered rows at least, most
+    with one piece at most after the number (``one_line_each``).
     """
     h = body_line_height(boxes)
     listings = []
@@ -38,13 +39,27 @@ def numbered_listings(boxes: Sequence[Box], texts: Sequence[str]) -> list[list[i
             elif number is None and run and boxes[row[0]][0] > gutter:
                 run.append(row)
             else:
-                if numbered >= LISTING_MIN_ROWS:
+                if numbered >= LISTING_MIN_ROWS and one_line_each(run):
                     listings.append(_trimmed(run, texts))
                 run, numbered = ([row], 1) if number is not None else ([], 0)
                 last, gutter = (number, boxes[row[0]][2]) if number is not None else (0, 0.0)
-        if numbered >= LISTING_MIN_ROWS:
+        if numbered >= LISTING_MIN_ROWS and one_line_each(run):
             listings.append(_trimmed(run, texts))
     return listings
+
+
+def is_numbered_listing(rows: Sequence[Sequence[int]], texts: Sequence[str]) -> bool:
+    """Whether visual ``rows`` are a numbered listing: most open with a number one more than the
+    number before, and carry one line of code after it (a table whose rows are numbered has cells)."""
+    numbers = [n for n in (_number(texts[row[0]]) for row in rows) if n is not None]
+    steps = sum(1 for a, b in zip(numbers, numbers[1:]) if b == a + 1)
+    return len(numbers) >= 0.8 * len(rows) and steps >= 0.6 * (len(rows) - 1) and one_line_each(rows)
+
+
+def one_line_each(rows: Sequence[Sequence[int]]) -> bool:
+    """Whether most ``rows`` hold one piece at most after their first (a callout may follow a line of code)."""
+    after = sorted(len(row) - 1 for row in rows)
+    return after[len(after) // 2] <= 1
 
 
 def _number(text: str) -> int | None:

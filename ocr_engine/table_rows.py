@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from statistics import median
 
 from .geometry import Box, body_line_height
+from .listings import is_numbered_listing
 from .reading_order import text_columns, visual_rows
 from .thresholds import BAND_GAP
 
@@ -87,7 +88,7 @@ def _runs(rows: list[list[int]], boxes: Sequence[Box], texts: Sequence[str]) -> 
         else:
             runs.append([row])
         prev = row
-    return [run for run in runs if table_like(run) and not _numbered_lines([texts[row[0]] for row in run])]
+    return [run for run in runs if table_like(run) and not is_numbered_listing(run, texts)]
 
 
 def _table_rows(run: list[list[int]], boxes: Sequence[Box], texts: Sequence[str]) -> list[Row]:
@@ -151,7 +152,7 @@ def is_grid(boxes: Sequence[Box], texts: Sequence[str]) -> bool:
     up row after row: a numbered listing is read line by line, each with its number.
     """
     rows = [row for row in visual_rows(boxes) if len(row) >= 2]
-    if len(rows) < 2 or _numbered_lines([texts[row[0]] for row in rows]):
+    if len(rows) < 2 or is_numbered_listing(rows, texts):
         return False
     h = median(b[3] - b[1] for b in boxes)
 
@@ -166,10 +167,3 @@ def is_grid(boxes: Sequence[Box], texts: Sequence[str]) -> bool:
     across = sum(1 for i, b in enumerate(boxes) if b[0] < edge - h and b[2] > edge + h
                  and not any(i in row for row in rows))
     return across < len(rows)
-
-
-def _numbered_lines(firsts: Sequence[str]) -> bool:
-    """Most of ``firsts`` are numbers, each one more than the number before it: a listing's line numbers."""
-    numbers = [int(t) for t in (t.strip().rstrip(".:") for t in firsts) if t.isdigit()]
-    steps = sum(1 for a, b in zip(numbers, numbers[1:]) if b == a + 1)
-    return len(numbers) >= 0.8 * len(firsts) and steps >= 0.6 * (len(firsts) - 1)

@@ -193,3 +193,14 @@ def test_running_footer_beside_its_page_number_is_read_last():
     blocks = [Block("text", "text", ln.bbox, None, "ocr", [i]) for i, ln in enumerate(lines)]
     fix_types(blocks, lines, page_height=1584)
     assert [b.type for b in blocks][3:] == ["footer", "page_number"]
+
+
+def test_a_table_with_numbered_rows_is_a_table_not_a_listing():
+    # R's data frame (An Introduction to R, p. 33): row labels 01, 02, ... before six columns of cells.
+    header = [(line(x0, 0, x0 + 60), name) for x0, name in ((350, "Price"), (450, "Floor"), (570, "Area"))]
+    rows = [(line(x0, r, x0 + 50), text) for r in range(1, 6)
+            for x0, text in ((300, f"0{r}"), (350, "52.00"), (450, "111.0"), (570, "830"))]
+    boxes, texts = [b for b, _ in header + rows], [t for _, t in header + rows]
+    assert numbered_listings(boxes, texts) == []
+    assert is_grid(boxes, texts)
+    assert len(find_table_rows(boxes, texts)) == 1
