@@ -117,6 +117,11 @@ def _table_rows(run: list[list[int]], boxes: Sequence[Box], texts: Sequence[str]
     if len(heads) < 2:  # no label column: every visual row is a table row
         return [[[i] for i in row] for row in run]
     anchor = [sum(centre(i) for i in head) / len(head) for head in heads]
+    # Labels set at the top of their row (a value's first line beside every label): a value's later
+    # lines belong to the label above them, however far down they wrap. Labels centred beside their
+    # cells (a two-line cell has no line beside its label): to the nearest label.
+    top_aligned = all(any(i not in labels and abs(centre(i) - centre(head[0])) < 0.3 * h for i in members)
+                      for head in heads)
     table: list[dict[int, list[int]]] = [{0: head} for head in heads]
     # Rows above the first label (a header row over a column of row labels) stay rows of their own.
     first_top = boxes[heads[0][0]][1]
@@ -125,7 +130,10 @@ def _table_rows(run: list[list[int]], boxes: Sequence[Box], texts: Sequence[str]
     for i in members:
         if i in labels or centre(i) < first_top:
             continue
-        r = min(range(len(heads)), key=lambda k: abs(centre(i) - anchor[k]))
+        if top_aligned:
+            r = max(k for k in range(len(heads)) if k == 0 or boxes[heads[k][0]][1] - 0.5 * h <= boxes[i][1])
+        else:
+            r = min(range(len(heads)), key=lambda k: abs(centre(i) - anchor[k]))
         table[r].setdefault(column(i), []).append(i)
     return [[[i] for i in row] for row in above] + [
         [sorted(cells[c], key=centre) for c in sorted(cells)] for cells in table]

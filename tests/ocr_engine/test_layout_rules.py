@@ -204,3 +204,17 @@ def test_a_table_with_numbered_rows_is_a_table_not_a_listing():
     assert numbered_listings(boxes, texts) == []
     assert is_grid(boxes, texts)
     assert len(find_table_rows(boxes, texts)) == 1
+
+
+def test_labels_at_the_top_of_long_wrapped_values_read_row_by_row():
+    # A born-digital attribute table (text layer): each label at the top of its row, values wrapping
+    # over three lines; the third line is nearer the next label than its own.
+    cells = [(line(100, 0, 200), "Name"), (line(400, 0, 1000), "the package's name, as apt and dpkg"),
+             (line(400, 1, 1000), "know it, which is also the name of"), (line(400, 2, 700), "its source"),
+             (line(100, 3, 260), "Version"), (line(400, 3, 1000), "the upstream version"),
+             (line(100, 4, 240), "Section"), (line(400, 4, 1000), "the archive area and the section of"),
+             (line(400, 5, 1000), "the package, as the archive files it"), (line(400, 6, 800), "under pool/")]
+    boxes, texts = [b for b, _ in cells], [t for _, t in cells]
+    assert reading_order(boxes, texts) == list(range(len(cells)))
+    (table,) = find_table_rows(boxes, texts)
+    assert table == [[[0], [1, 2, 3]], [[4], [5]], [[6], [7, 8, 9]]]
