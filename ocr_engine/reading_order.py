@@ -55,25 +55,20 @@ def _bands(idx: list[int], boxes: Sequence[Box], min_col_gap: float, min_row_gap
     """
     merged: list[list[int]] = []
     for band in _split(idx, boxes, 1, min_row_gap):
-        # A lone line over the run ("(continued from previous page)" over a listing's frame) is read first,
-        # not as a column of its own beside everything under it.
-        lone = len(merged) == 1 and len(merged[0]) == 1 and _is_line(merged[0][0], band, boxes)
-        if merged and not lone and len(_split(merged[-1] + band, boxes, 0, min_col_gap)) > 1:
+        if merged and len(_split(merged[-1] + band, boxes, 0, min_col_gap)) > 1:
             merged[-1] = merged[-1] + band
         else:
             merged.append(band)
     return merged
 
 
-def _is_line(i: int, others: list[int], boxes: Sequence[Box]) -> bool:
-    """Whether block ``i`` is no taller than the shortest of ``others``: one line."""
-    return boxes[i][3] - boxes[i][1] <= min(boxes[j][3] - boxes[j][1] for j in others) * 1.2
-
-
 def _line_over(line: list[int], column: list[int], boxes: Sequence[Box]) -> bool:
-    """Whether ``line`` is one line above every block of ``column``."""
-    return len(line) == 1 and _is_line(line[0], column, boxes) and boxes[line[0]][3] <= min(
-        boxes[j][1] for j in column)
+    """Whether ``line`` is one block, no taller than a line of ``column``, above every block of it."""
+    if len(line) != 1:
+        return False
+    box = boxes[line[0]]
+    return (box[3] - box[1] <= 1.2 * min(boxes[j][3] - boxes[j][1] for j in column)
+            and box[3] <= min(boxes[j][1] for j in column))
 
 
 def _columns(idx: list[int], boxes: Sequence[Box], min_col_gap: float) -> list[list[int]]:
