@@ -1,7 +1,8 @@
 """Rebuild the real-page corpus (``tests/ocr_engine/data/corpus``) from Debian documentation PDFs.
 
     apt-get download r-doc-pdf debian-reference-fr debian-reference-es maint-guide-fr \
-        debian-faq-nl debian-edu-doc-nl texlive-publishers-doc libtasn1-doc
+        debian-faq-nl debian-edu-doc-nl texlive-publishers-doc libtasn1-doc why3-doc-pdf \
+        auto-multiple-choice-doc-pdf
     for f in *.deb; do dpkg -x "$f" x; done
     .venv/bin/python bench/build_corpus.py x          # x: where the packages were unpacked
     .venv/bin/python bench/build_corpus.py x debfaq-nl-46   # only these pages (the manifest lists all)
@@ -53,6 +54,10 @@ PAGES = [
      "two-column article, tables in the columns"),
     ("rexts-20", "en", "usr/share/R/doc/manual/R-exts.pdf", 20, "dense manual page, footnotes"),
     ("rexts-60", "en", "usr/share/R/doc/manual/R-exts.pdf", 60, "dense manual page, code between paragraphs"),
+    ("why3-38", "en", "usr/share/doc/why3-doc-pdf/manual.pdf", 38, "paragraphs between framed OCaml listings"),
+    ("why3-39", "en", "usr/share/doc/why3-doc-pdf/manual.pdf", 39, "framed listings and program output, prose"),
+    ("amc-en-28", "en", "usr/share/doc/auto-multiple-choice/auto-multiple-choice.en.pdf", 28,
+     "numbered LaTeX listing (a gutter of line numbers), callout notes"),
 ]
 
 

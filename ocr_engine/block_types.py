@@ -24,7 +24,8 @@ def fix_types(blocks: list[Block], lines: list[RawLine], page_height: int) -> No
     """Correct two systematic layout-model mistakes with cheap, conservative rules.
 
     - A lone number in the top or bottom margin is a page number, whatever the
-      layout model called it (header, text, or nothing).
+      layout model called it (header, text, title for its large type, or nothing);
+      body text in the bottom margin on its row is the running footer.
     - A "footnote" or "footer" in the upper half of the page is body text (the
       first line under a running header was seen labelled so, and read last).
     - A "title" set in body-size type that reads like a sentence (ends with a
@@ -35,7 +36,7 @@ def fix_types(blocks: list[Block], lines: list[RawLine], page_height: int) -> No
     for blk in blocks:
         text = " ".join(lines[i].text for i in blk.members).strip()
         in_margin = blk.bbox[3] < MARGIN_SHARE * page_height or blk.bbox[1] > (1 - MARGIN_SHARE) * page_height
-        if in_margin and blk.type in ("header", "footer", "text") and _PAGE_NUMBER.match(text):
+        if in_margin and blk.type in ("header", "footer", "text", "title") and _PAGE_NUMBER.match(text):
             blk.type = "page_number"
         elif blk.type in ("footnote", "footer") and blk.bbox[3] < page_height / 2:
             blk.type = "text"  # above the middle of the page it is body text: never move it to the end
@@ -44,6 +45,12 @@ def fix_types(blocks: list[Block], lines: list[RawLine], page_height: int) -> No
             sentence = text.endswith((":", ".", ";", ",")) or len(text.split()) > SENTENCE_WORDS
             if mean_height <= BODY_SIZE_RATIO * body_height and sentence:
                 blk.type = "text"
+    numbers = [b for b in blocks if b.type == "page_number" and b.bbox[1] > (1 - MARGIN_SHARE) * page_height]
+    for blk in blocks:
+        if blk.type == "text" and blk.bbox[1] > (1 - MARGIN_SHARE) * page_height and any(
+                overlap_1d(blk.bbox[1], blk.bbox[3], n.bbox[1], n.bbox[3])
+                > SAME_ROW_OVERLAP * min(blk.bbox[3] - blk.bbox[1], n.bbox[3] - n.bbox[1]) for n in numbers):
+            blk.type = "footer"
 
 
 def mark_running_header(blocks: list[Block], page_height: int) -> None:

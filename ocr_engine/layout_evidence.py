@@ -5,10 +5,12 @@ two columns, boxes that overlap, a box that cuts a code listing in two. So the p
 blocks are built from the lines' geometry (``normalize``), as without a layout model,
 and the layout model only says what they are:
 
-- a table or figure box takes the lines that lie inside it as one block (a table is
-  then read row by row, a figure's labels together);
-- every other block takes its type (title, caption, header, footnote, ...) from the
-  box most of its text lies in, as a whole: the model's boxes never split a block;
+- a table box takes the lines that lie inside it as one block, read row by row, only
+  where those lines are a grid (``table_rows.is_grid``): the model boxes listings, and
+  prose beside them, as tables too;
+- every other block takes its type (title, caption, header, footnote, table, figure, ...)
+  from the box most of its text lies in, as a whole: the model's boxes never split a
+  block, and a figure's labels keep the geometry's order;
 - a type that needs more than the model's word needs it: ``reference`` (the model calls
   body text of a right column so) only under a bibliography heading or with a citation
   mark ("[12]").
@@ -25,6 +27,7 @@ from typing import Any
 
 from .geometry import area, intersection, rounded, union_box
 from .page_parts import Block, RawLine
+from .table_rows import is_grid
 from .thresholds import LAYOUT_MATCH_IOU, MIN_LINE_SHARE, TABLE_RESULT_SHARE
 
 # PP-DocLayout / CDLA class names -> our closed set of region types.
@@ -42,7 +45,7 @@ LABEL_TYPES = {
     "formula": "formula", "formula_number": "formula", "equation": "formula",
     "reference": "reference", "reference_content": "reference",
 }
-HOLDING_TYPES = ("table", "figure")  # a box of these types holds its lines as one block
+BOX_TYPES = ("table", "figure")  # a box of these types stands as a region, with no text in it (a photo) or a grid
 _BIBLIOGRAPHY = re.compile(r"^\s*(\d+\.?\s*)?(references|bibliography|literatur(e|verzeichnis)?|références|"
                            r"bibliographie|referencias|bibliografía|literatuur|referenties)\s*$", re.I)
 _CITATION_MARK = re.compile(r"^\s*\[\d{1,4}\]")  # "[12]": not "[Function]"
@@ -61,16 +64,26 @@ def layout_regions(raw: dict[str, Any]) -> list[Block]:
     return regions
 
 
-def hold_lines(regions: list[Block], lines: Sequence[RawLine]) -> set[int]:
-    """Give each table and figure region the lines lying mostly inside it; returns those lines."""
-    holders = [r for r in regions if r.type in HOLDING_TYPES]
-    held = set()
+def standing_boxes(regions: list[Block], lines: Sequence[RawLine]) -> list[Block]:
+    """The table and figure boxes that stand as blocks of their own: a table whose lines are a
+    grid, holding them as its ``members``, and a box with no line in it (a photo).
+
+    Every other box holds nothing and only types the blocks the geometry finds in it
+    (``assign_types``)."""
+    boxes = [r for r in regions if r.type in BOX_TYPES]
+    inside: dict[int, list[int]] = {id(r): [] for r in boxes}
     for i, ln in enumerate(lines):
-        region = _region_of(ln, holders)
+        region = _region_of(ln, boxes)
         if region is not None:
-            region.members.append(i)
-            held.add(i)
-    return held
+            inside[id(region)].append(i)
+    standing = []
+    for region in boxes:
+        members = inside[id(region)]
+        if region.type == "table" and is_grid([lines[i].bbox for i in members], [lines[i].text for i in members]):
+            region.members = members
+        if region.members or not members:
+            standing.append(region)
+    return standing
 
 
 def assign_types(blocks: list[Block], regions: Sequence[Block], lines: Sequence[RawLine]) -> None:
@@ -79,7 +92,7 @@ def assign_types(blocks: list[Block], regions: Sequence[Block], lines: Sequence[
     Types go to whole blocks, never to single lines: a box that takes in the last line of a
     paragraph (a reference's second line boxed as a footer) does not carry it off to the end
     of the page. Blocks mostly in no box keep the geometry's type."""
-    typers = [r for r in regions if r.type not in HOLDING_TYPES]
+    typers = [r for r in regions if not r.members]
     for blk in blocks:
         if blk.type == "table" or not blk.members:
             continue
@@ -118,7 +131,7 @@ def _region_of(line: RawLine, regions: Sequence[Block], *, tight: bool = False) 
     beside a line would take it."""
     best, best_share = None, 0.0
     for region in regions:
-        size = min(area(line.bbox), area(region.bbox)) if tight else area(line.bbox)
+        size = min(area(line.bbox), area(region.bbox)) if tight and region.type not in BOX_TYPES else area(line.bbox)
         share = intersection(line.bbox, region.bbox) / size if size > 0 else 0.0
         if share > best_share:
             best, best_share = region, share

@@ -6,7 +6,7 @@ page's blocks come from the lines' own geometry: tables of aligned cells
 (``table_rows``), paragraphs of stacked lines (``paragraphs``); columns, bands and
 their order from the XY-cut of those blocks (``reading_order``). The ``structure``
 pipeline's layout model adds evidence, not order (``layout_evidence``): its tables
-and figures hold the lines inside them, and its boxes name the other blocks' types.
+hold the lines inside them where those are a grid, and its boxes name the other blocks' types.
 No recognised line is ever dropped.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import block_types, layout_evidence, table_rows, tables
+from . import block_types, layout_evidence, listings, table_rows, tables
 from .exports.markdown import page_markdown
 from .exports.text import page_text
 from .geometry import overlap_1d, polygon_from_box, rounded, union_box
@@ -35,9 +35,15 @@ TableSpec = tuple[Callable[[str, str], Table], Block | None]  # a table's builde
 
 
 def geometry_blocks(lines: list[RawLine], held: set[int] = frozenset()) -> tuple[list[Block], list[TableSpec]]:
-    """Tables and paragraphs found from the geometry of the lines not ``held`` by another block."""
+    """Numbered listings, tables and paragraphs found from the geometry of the lines not ``held`` by another block."""
     free = [i for i in range(len(lines)) if i not in held]
-    blocks, specs, in_tables = [], [], set()
+    blocks, specs = [], []
+    for listing in listings.numbered_listings([lines[i].bbox for i in free], [lines[i].text for i in free]):
+        members = [free[k] for k in listing]
+        blocks.append(Block("text", "text", union_box(lines[i].bbox for i in members), None, "ocr", members))
+    in_listings = {i for block in blocks for i in block.members}
+    free = [i for i in free if i not in in_listings]
+    in_tables = set()
     for rows in table_rows.find_table_rows([lines[i].bbox for i in free], [lines[i].text for i in free]):
         rows = [[[free[k] for k in cell] for cell in row] for row in rows]
         members = [i for row in rows for cell in row for i in cell]
@@ -84,17 +90,16 @@ def normalize_structure(raw: dict[str, Any], *, page_number: int, width: int, he
         restore_spaces(gray, lines)
     page = Page(page_number=page_number, width=width, height=height, scale=scale, dpi=dpi)
     regions = layout_evidence.layout_regions(raw)
-    held = layout_evidence.hold_lines(regions, lines)
-    blocks, geometry_tables = geometry_blocks(lines, held)
+    boxes = layout_evidence.standing_boxes(regions, lines)
+    blocks, geometry_tables = geometry_blocks(lines, {i for box in boxes for i in box.members})
     layout_evidence.assign_types(blocks, regions, lines)
     block_types.mark_titles(blocks, lines)
     block_types.mark_running_header(blocks, height)
     block_types.fix_types(blocks, lines, height)
-    # Tables and figures the layout model found, with the lines inside them or none (a photo).
-    holders = [r for r in regions if r.type in layout_evidence.HOLDING_TYPES]
+    # Tables the layout model found, holding their grid of lines, and boxes with no text (a photo).
     table_specs = [(lambda tid, rid, t=t: tables.from_paddle(t, table_id=tid, region_id=rid, fix=fix),
-                    layout_evidence.table_region(t, holders)) for t in raw.get("table_res_list") or []]
-    _finish(page, holders + blocks, lines, table_specs=table_specs + geometry_tables)
+                    layout_evidence.table_region(t, boxes)) for t in raw.get("table_res_list") or []]
+    _finish(page, boxes + blocks, lines, table_specs=table_specs + geometry_tables)
     return page
 
 

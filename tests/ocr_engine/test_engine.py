@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from PIL import Image
 
@@ -228,3 +229,45 @@ def test_typeset_two_column_paper(engine, scan):
         headings = [r for r in page.regions if r.text.replace(" ", "") in {"1Introduction", "2RelatedWork", "4Experiments"}]
         assert len(headings) == 3  # each section heading is a region of its own
         assert page.regions[-1].type == "page_number" and page.regions[-1].text == "1"
+
+
+# PP-OCR losses that OCRmyPDF 17.13-17.15 fixed in its path, checked in ours (the 1,000-region cap of
+# the text detector: tests/ocr_engine/test_models_pack.py).
+_DEJAVU = "/usr/share/fonts/truetype/dejavu/"
+
+
+def test_narrow_column_of_short_values_is_read_value_by_value(ocr_engine):
+    """Stacked short values at tight leading: not merged into one tall box and read as vertical text."""
+    from PIL import ImageDraw, ImageFont
+
+    font = ImageFont.truetype(_DEJAVU + "DejaVuSans.ttf", 18)
+    values = [str((i * 37) % 100) for i in range(30)]
+    page = Image.new("RGB", (1190, 1684), "white")
+    draw = ImageDraw.Draw(page)
+    for i, value in enumerate(values):
+        draw.text((110, 110 + i * 21), value, font=font, fill="black")
+        draw.text((300, 110 + i * 21), "the reading order of a page of text in columns", font=font, fill="black")
+    out = ocr_engine.process_image(page, page_number=1)
+    assert [ln.text for ln in out.page.lines if ln.bbox[2] < 250] == values
+
+
+def test_one_bit_scan_reads_as_well_from_a_tiff_as_from_a_pdf(ocr_engine, tmp_path):
+    """A 1-bit page is rendered with grey edges, never dithered: its strokes survive the PDF path."""
+    from PIL import ImageDraw, ImageFont
+
+    font = ImageFont.truetype(_DEJAVU + "DejaVuSerif.ttf", 24)
+    text = "The quick brown fox jumps over the lazy dog 0123456789."
+    page = Image.new("L", (2480, 640), 255)
+    draw = ImageDraw.Draw(page)
+    for i in range(10):
+        draw.text((100, 100 + i * 40), text, font=font, fill=0)
+    scan = page.point(lambda v: 255 if v > 128 else 0).convert("1", dither=Image.Dither.NONE)
+    scan.save(tmp_path / "scan.tif", compression="group4", dpi=(300, 300))
+    scan.save(tmp_path / "scan.pdf", resolution=300)
+    with open_document(tmp_path / "scan.pdf") as doc:
+        rendered = np.asarray(doc.render(1, 2.0).convert("L"))
+    assert ((rendered > 40) & (rendered < 215)).mean() > 0.01  # grey edges: scaled, not dithered
+    for name in ("scan.tif", "scan.pdf"):
+        with open_document(tmp_path / name) as doc:
+            (out,) = list(ocr_engine.process_document(doc))
+        assert cer("\n".join([text] * 10), out.page.text) < 0.02

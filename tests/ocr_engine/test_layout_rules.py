@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from ocr_engine.block_types import fix_types
+from ocr_engine.geometry import polygon_from_box
+from ocr_engine.layout_evidence import standing_boxes
+from ocr_engine.listings import numbered_listings
+from ocr_engine.normalize import geometry_blocks
+from ocr_engine.page_parts import Block, RawLine
+from ocr_engine.paragraphs import group_paragraphs
 from ocr_engine.reading_order import line_order, xy_cut_order
-from ocr_engine.table_rows import find_table_rows, reading_order
+from ocr_engine.table_rows import find_table_rows, is_grid, reading_order
 
 H = 20  # line height in pixels
 
@@ -92,3 +99,122 @@ def test_full_width_table_across_the_column_gap_stays_one_table():
     assert len(tables) == 1
     assert [[i for cell in row for i in cell] for row in tables[0]] == [[6 + 4 * r + c for c in range(4)]
                                                                          for r in range(3)]
+
+
+def raw_line(box: list[float], text: str) -> RawLine:
+    return RawLine(polygon_from_box(box), box, text, 0.99)
+
+
+# A Why3 manual page (p. 32): the layout model boxed a paragraph and the OCaml listing under it as
+# one table; two listing lines carry a comment the detector boxed apart.
+PARAGRAPH_AND_LISTING = [
+    (line(100, 0, 1000), PROSE), (line(100, 1, 1000), PROSE), (line(100, 2, 1000), PROSE), (line(100, 3, 600), PROSE),
+    (line(110, 5, 500), "let task1 : Task.task = None"), (line(600, 5, 900), "(* empty task *)"),
+    (line(110, 6, 700), "let goal_id1 = Decl.create_prsymbol"),
+    (line(110, 7, 500), "let task2 = None"), (line(600, 7, 900), "(* another *)"),
+    (line(110, 8, 700), "let task1 = Task.add_prop_decl task1"),
+]
+# An Auto Multiple Choice manual page (p. 19): LaTeX code with a gutter of line numbers; blank lines
+# keep their number alone, and a callout sits at the right end of a line.
+NUMBERED_LISTING = [
+    (line(100, 0, 120), "85"), (line(100, 1, 120), "86"), (line(140, 1, 600), "%%% beginning of the header"),
+    (line(100, 2, 120), "87"), (line(100, 3, 120), "88"), (line(140, 3, 500), r"{\large\bf Answer sheet:}"),
+    (line(100, 4, 120), "89"), (line(140, 4, 500), r"\hfill \namefield{\fbox{"), (line(560, 4, 620), "[6]"),
+    (line(100, 5, 120), "90"), (line(160, 5, 600), r"\begin{minipage}{.5\linewidth}"),
+]
+# A two-column attribute table: labels beside values that wrap over two lines.
+ATTRIBUTE_TABLE = [
+    (line(100, 0, 260), "Name"), (line(400, 0, 1000), "the package's name, as apt and dpkg"),
+    (line(400, 1, 700), "know it"), (line(100, 2, 260), "Version"), (line(400, 2, 1000), "the upstream version"),
+    (line(100, 3, 260), "Section"), (line(400, 3, 1000), "the archive area and the section of"),
+    (line(400, 4, 800), "the package"),
+]
+
+
+def test_a_paragraph_boxed_with_a_listing_is_no_grid_and_keeps_its_order():
+    boxes, texts = [b for b, _ in PARAGRAPH_AND_LISTING], [t for _, t in PARAGRAPH_AND_LISTING]
+    assert not is_grid(boxes, texts)
+    assert reading_order(boxes, texts) is None
+    table_box = Block("table", "table", [90, 90, 1010, 380], 0.9, "layout", [])
+    lines = [raw_line(b, t) for b, t in PARAGRAPH_AND_LISTING]
+    assert standing_boxes([table_box], lines) == []  # it only types the blocks the geometry finds
+
+
+def test_a_numbered_listing_is_one_block_each_line_with_its_number():
+    boxes, texts = [b for b, _ in NUMBERED_LISTING], [t for _, t in NUMBERED_LISTING]
+    assert not is_grid(boxes, texts)
+    assert find_table_rows(boxes, texts) == []
+    assert numbered_listings(boxes, texts) == [list(range(len(boxes)))]
+    blocks, tables = geometry_blocks([raw_line(b, t) for b, t in NUMBERED_LISTING])
+    assert tables == [] and len(blocks) == 1
+    assert [texts[i] for i in line_order(boxes)][4:8] == ["88", r"{\large\bf Answer sheet:}", "89",
+                                                          r"\hfill \namefield{\fbox{"]
+
+
+def test_a_real_table_is_a_grid_read_row_by_row():
+    boxes, texts = [b for b, _ in ATTRIBUTE_TABLE], [t for _, t in ATTRIBUTE_TABLE]
+    assert is_grid(boxes, texts)
+    assert reading_order(boxes, texts) == list(range(len(boxes)))
+    table_box = Block("table", "table", [90, 90, 1010, 260], 0.9, "layout", [])
+    assert standing_boxes([table_box], [raw_line(b, t) for b, t in ATTRIBUTE_TABLE]) == [table_box]
+    assert table_box.members == list(range(len(boxes)))
+
+
+def test_a_figure_box_over_text_holds_no_lines():
+    figure = Block("figure", "image", [90, 90, 1010, 380], 0.9, "layout", [])
+    photo = Block("figure", "image", [90, 1000, 1010, 1400], 0.9, "layout", [])
+    assert standing_boxes([figure, photo], [raw_line(b, t) for b, t in ATTRIBUTE_TABLE]) == [photo]
+    assert figure.members == []
+
+
+def test_a_wrapped_numbered_heading_is_one_block():
+    heading = [raw_line(line(100, 0, 560), "3.2 Flexible typography of the"), raw_line(line(150, 1, 330), "bibliography")]
+    body = [raw_line(line(100, r, 560), PROSE) for r in (2, 3, 4)]  # set close under it
+    blocks, _ = geometry_blocks(heading + body)
+    assert sorted(b.members for b in blocks) == [[0, 1], [2, 3, 4]]
+
+
+def test_a_word_boxed_apart_joins_its_line():
+    # "as" has no ascender: its box is shorter and lower than its line's, and the justified space is wide.
+    lines = [raw_line(line(100, 0, 500), PROSE), raw_line([514, 106, 536, 120], "as"),
+             raw_line(line(100, 1, 536), PROSE)]
+    assert group_paragraphs(lines) == [[0, 1, 2]]
+
+
+def test_a_line_over_a_listing_is_read_before_it():
+    # "(continued from previous page)" at the right, over a framed listing whose lines end further left.
+    blocks = [[880, 100, 1080, 117], [140, 126, 860, 190], [140, 200, 1080, 260], [140, 270, 800, 330]]
+    assert xy_cut_order(blocks, min_col_gap=10) == [0, 1, 2, 3]
+
+
+def test_running_footer_beside_its_page_number_is_read_last():
+    lines = [raw_line(line(100, r, 1000), PROSE) for r in range(3)] + [
+        raw_line([100, 1480, 420, 1500], "4.3. Calling External Provers"), raw_line([1050, 1478, 1084, 1504], "33")]
+    blocks = [Block("text", "text", ln.bbox, None, "ocr", [i]) for i, ln in enumerate(lines)]
+    fix_types(blocks, lines, page_height=1584)
+    assert [b.type for b in blocks][3:] == ["footer", "page_number"]
+
+
+def test_a_table_with_numbered_rows_is_a_table_not_a_listing():
+    # R's data frame (An Introduction to R, p. 33): row labels 01, 02, ... before six columns of cells.
+    header = [(line(x0, 0, x0 + 60), name) for x0, name in ((350, "Price"), (450, "Floor"), (570, "Area"))]
+    rows = [(line(x0, r, x0 + 50), text) for r in range(1, 6)
+            for x0, text in ((300, f"0{r}"), (350, "52.00"), (450, "111.0"), (570, "830"))]
+    boxes, texts = [b for b, _ in header + rows], [t for _, t in header + rows]
+    assert numbered_listings(boxes, texts) == []
+    assert is_grid(boxes, texts)
+    assert len(find_table_rows(boxes, texts)) == 1
+
+
+def test_labels_at_the_top_of_long_wrapped_values_read_row_by_row():
+    # A born-digital attribute table (text layer): each label at the top of its row, values wrapping
+    # over three lines; the third line is nearer the next label than its own.
+    cells = [(line(100, 0, 200), "Name"), (line(400, 0, 1000), "the package's name, as apt and dpkg"),
+             (line(400, 1, 1000), "know it, which is also the name of"), (line(400, 2, 700), "its source"),
+             (line(100, 3, 260), "Version"), (line(400, 3, 1000), "the upstream version"),
+             (line(100, 4, 240), "Section"), (line(400, 4, 1000), "the archive area and the section of"),
+             (line(400, 5, 1000), "the package, as the archive files it"), (line(400, 6, 800), "under pool/")]
+    boxes, texts = [b for b, _ in cells], [t for _, t in cells]
+    assert reading_order(boxes, texts) == list(range(len(cells)))
+    (table,) = find_table_rows(boxes, texts)
+    assert table == [[[0], [1, 2, 3]], [[4], [5]], [[6], [7, 8, 9]]]

@@ -210,6 +210,25 @@ def test_structure_kwargs_need_a_complete_pack(fresh_pack, table_pack, tmp_path)
 
 
 @pytest.mark.models
+def test_text_detector_keeps_the_top_rows_of_a_table_past_1000_cells(fresh_pack):
+    """PaddleX keeps 1,000 detected regions by default, counted from the bottom of the page up."""
+    from paddleocr import TextDetection
+
+    font = ImageFont.truetype(str(FONTS / "DejaVuSans.ttf"), 13)
+    page = Image.new("RGB", (1190, 1684), "white")  # A4 at 144 DPI
+    draw = ImageDraw.Draw(page)
+    rows, cols = 60, 20
+    for r in range(rows):
+        for c in range(cols):
+            draw.text((40 + c * 56, 40 + r * 26), f"{(r * 7 + c * 3) % 97:02d}.{c}", font=font, fill="black")
+    det = TextDetection(model_name="PP-OCRv6_small_det", model_dir=str(fresh_pack / "PP-OCRv6_small_det"),
+                        engine="onnxruntime")
+    (result,) = list(det.predict(_bgr(page), limit_side_len=2000, limit_type="max"))
+    found_rows = {int((min(p[:, 1]) - 40 + 8) // 26) for p in result["dt_polys"]}
+    assert found_rows == set(range(rows))
+
+
+@pytest.mark.models
 def test_layout_model_finds_title_and_table_in_batches(fresh_pack):
     from paddleocr import LayoutDetection
 
