@@ -116,7 +116,7 @@ def object_store(settings, s3_server):
     from ocrsite.object_store import default_storage_settings
 
     url = f"s3://{BUCKET}/{uuid.uuid4().hex}"
-    settings.STORAGE_URL = url
+    settings.STORAGE_URL, settings.S3_ENDPOINT_URL, settings.S3_REGION = url, s3_server.endpoint, "us-east-1"
     settings.STORAGES = {**settings.STORAGES, "default": default_storage_settings(
         url, endpoint_url=s3_server.endpoint, region="us-east-1", url_seconds=settings.OCR_DOWNLOAD_URL_SECONDS)}
     settings.FILE_UPLOAD_TEMP_DIR = None

@@ -172,9 +172,11 @@ STORAGE_URL = env_str("STORAGE_URL", "")
 # to a presigned URL of the store, valid OCR_DOWNLOAD_URL_SECONDS, which anyone holding it may use.
 OCR_DOWNLOAD_REDIRECT = env_bool("OCR_DOWNLOAD_REDIRECT", False)
 OCR_DOWNLOAD_URL_SECONDS = env_int("OCR_DOWNLOAD_URL_SECONDS", 300)
+S3_ENDPOINT_URL = env_str("S3_ENDPOINT_URL", "")
+S3_REGION = env_str("S3_REGION", "")
 STORAGES = {
-    "default": default_storage_settings(STORAGE_URL, endpoint_url=env_str("S3_ENDPOINT_URL"),
-                                        region=env_str("S3_REGION"), url_seconds=OCR_DOWNLOAD_URL_SECONDS),
+    "default": default_storage_settings(STORAGE_URL, endpoint_url=S3_ENDPOINT_URL, region=S3_REGION,
+                                        url_seconds=OCR_DOWNLOAD_URL_SECONDS),
     # Manifest storage needs collectstatic; DEBUG serves straight from the finders.
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
