@@ -42,7 +42,7 @@ def default_storage_settings(url: str, *, endpoint_url: str | None, region: str 
             # when given none: they are here.) Signature V4, which presigned URLs need on every store;
             # path-style addresses, which MinIO, SeaweedFS, Ceph RGW and Garage answer without a wildcard
             # DNS name. An unreachable store answers within seconds (botocore waits a minute by default);
-            # the workers retry a store that is down (jobs.services.storage.STORE_RETRY_SECONDS).
+            # the workers retry a store that is down (OCR_STORE_RETRY_SECONDS).
             "client_config": Config(signature_version="s3v4",
                                     s3={"addressing_style": "path" if endpoint_url else "auto"},
                                     connect_timeout=5, read_timeout=30,

@@ -46,9 +46,8 @@ GRACE = timedelta(hours=1)
 # What a store that is down (or a file system that fails) raises: botocore's connection and
 # timeout errors (its client retried each request already), and OSError.
 STORE_ERRORS = (BotoCoreError, OSError)
-# How long a worker keeps retrying a store that is down before it fails the job (retryable);
-# the first back-off doubles from STORE_RETRY_DELAY_SECONDS up to STORE_RETRY_MAX_DELAY_SECONDS.
-STORE_RETRY_SECONDS = 60
+# A worker retries a store that is down for OCR_STORE_RETRY_SECONDS, the back-off doubling from
+# STORE_RETRY_DELAY_SECONDS up to STORE_RETRY_MAX_DELAY_SECONDS.
 STORE_RETRY_DELAY_SECONDS = 0.5
 STORE_RETRY_MAX_DELAY_SECONDS = 8
 COPY_CHUNK_BYTES = 1024 * 1024
@@ -136,17 +135,17 @@ def stored_url(name: str, *, filename: str, content_type: str) -> str | None:
 
 
 def store_retrying(call, *args, **kwargs):
-    """``call(*args, **kwargs)``, retried while the store is down; StoreUnavailable after STORE_RETRY_SECONDS.
+    """``call(*args, **kwargs)``, retried while the store is down; StoreUnavailable after OCR_STORE_RETRY_SECONDS.
 
     Every call here must be safe to repeat (a page's store is: its transaction rolled back)."""
-    deadline = time.monotonic() + STORE_RETRY_SECONDS
+    deadline = time.monotonic() + settings.OCR_STORE_RETRY_SECONDS
     delay = STORE_RETRY_DELAY_SECONDS
     while True:
         try:
             return call(*args, **kwargs)
         except STORE_ERRORS as exc:
             if time.monotonic() + delay > deadline:
-                raise StoreUnavailable(f"The file store did not answer for {STORE_RETRY_SECONDS} s ({exc}); "
+                raise StoreUnavailable(f"The file store did not answer for {settings.OCR_STORE_RETRY_SECONDS} s ({exc}); "
                                        "nothing is lost: retry the job once the store is back.") from exc
             logger.warning("The file store failed in %s, retrying in %.1f s: %s", call.__name__, delay, exc)
             time.sleep(delay)

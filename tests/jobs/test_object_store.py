@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import io
 import time
+import zipfile
 from datetime import timedelta
 
 import pikepdf
 import pypdf
 import pytest
 import requests
+from PIL import Image
 from django.core.exceptions import ImproperlyConfigured
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
@@ -18,7 +20,7 @@ from jobs import tasks
 from jobs.models import Job, StorageUsage
 from jobs.services.storage import orphan_files_sweep
 from ocrsite.object_store import FILE_SYSTEM, default_storage_settings
-from tests.jobs.helpers import page_record, three_page_pdf
+from tests.jobs.helpers import corrected_job, page_record, three_page_pdf
 from tests.jobs.test_api import JOBS, run_pages, upload
 from tests.jobs.test_export_pdfa import BORN_DIGITAL
 from tests.jobs.test_export_worker import build_queued
@@ -150,3 +152,39 @@ def test_an_upload_while_the_store_is_down_is_a_clear_503(api_client, object_sto
     assert refused.status_code == 503 and refused.json()["code"] == "storage_unavailable"
     assert not Job.objects.exists()
     assert upload(api_client, three_page_pdf(), name="a.pdf").status_code == 202
+
+
+@pytest.mark.models
+@pytest.mark.django_db
+def test_a_store_down_past_the_workers_retries_fails_the_job_with_a_code_and_it_can_be_retried(
+        api_client, object_store, settings, django_capture_on_commit_callbacks):
+    settings.OCR_STORE_RETRY_SECONDS = 1
+    job_id = upload(api_client, samples.report_pdf(pages=1, dpi=60).data, name="r.pdf", pipeline="ocr").json()["id"]
+    object_store.stop()
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            tasks.process_job(job_id)
+    finally:
+        object_store.start()
+    failed = api_client.get(f"{JOBS}/{job_id}").json()
+    assert failed["status"] == "failed" and failed["error"]["code"] == "storage_unavailable", failed
+
+    assert api_client.post(f"{JOBS}/{job_id}/retry").status_code == 202
+    with django_capture_on_commit_callbacks(execute=True):
+        tasks.process_job(job_id)
+    assert api_client.get(f"{JOBS}/{job_id}").json()["status"] == "succeeded"
+
+
+@pytest.mark.django_db
+def test_dedup_and_the_training_set_work_from_the_store(api_client, user, object_store):
+    pdf = three_page_pdf()
+    first = upload(api_client, pdf, name="a.pdf").json()["id"]
+    assert upload(api_client, pdf, name="b.pdf").json()["id"] == first  # the same content: the same job
+    assert len(stored_keys(object_store, "documents/")) == 1
+
+    corrected_job(user, pages=2)  # page images in the store; a reviewer retyped a line of each
+    archive = zipfile.ZipFile(io.BytesIO(api_client.get("/api/v1/training-set").getvalue()))
+    labels = [row.split("\t") for row in archive.read("rec_gt.txt").decode().splitlines()]
+    assert [text for _, text in labels] == ["Hello, page 1", "Hello, page 2"]
+    with Image.open(io.BytesIO(archive.read(labels[0][0]))) as crop:
+        assert crop.width > 10 and crop.height > 3
