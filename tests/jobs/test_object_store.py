@@ -18,6 +18,7 @@ from django.core.files.storage import default_storage
 
 from jobs import tasks
 from jobs.models import Job, StorageUsage
+from jobs.reread import reread_box
 from jobs.services.storage import orphan_files_sweep
 from ocrsite.object_store import FILE_SYSTEM, default_storage_settings
 from tests.jobs.helpers import corrected_job, page_record, three_page_pdf
@@ -67,6 +68,10 @@ def test_a_worker_reads_the_original_from_the_store_and_stores_each_page_there(
     assert image.status_code == 200 and b"".join(image.streaming_content)[:2] == b"\xff\xd8"
     assert other_api_client.get(f"{JOBS}/{job.pk}/pages/2/image").status_code == 404
     assert local_files(media_root) == []  # nothing of the job on this machine's disk
+
+    # A redrawn box is read on the page image, which the worker reads from the store.
+    line = pages[1].normalized["lines"][0]
+    assert reread_box(pages[1].pk, line["polygon"])["text"] == line["text"]
 
 
 @pytest.mark.django_db
