@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import logging
 
-from botocore.exceptions import BotoCoreError
 from django.http import JsonResponse
 from django.views import defaults
 from rest_framework import exceptions, status
@@ -35,6 +34,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from jobs.errors import OPTION_FIELD_BY_CODE, StoreUnavailable
+from jobs.services.storage import store_unavailable
 from ocr_engine.errors import EngineUnavailable, InputError, OcrError
 
 logger = logging.getLogger(__name__)
@@ -81,7 +81,7 @@ def status_for(error: OcrError) -> int:
 
 
 def exception_handler(exc, context):
-    if isinstance(exc, BotoCoreError):  # the object store is down or unreachable (botocore retried already)
+    if not isinstance(exc, OSError) and store_unavailable(exc):  # the object store is down (botocore retried)
         logger.warning("The file store failed: %s", exc)
         exc = StoreUnavailable("The file store did not answer; try again in a minute.")
     if isinstance(exc, OcrError):

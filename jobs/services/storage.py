@@ -23,12 +23,15 @@ from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import PurePosixPath
 
-from botocore.exceptions import BotoCoreError
+from boto3.exceptions import Boto3Error
+from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
+from django.utils.http import content_disposition_header
+from s3transfer.exceptions import RetriesExceededError
 
 from jobs.errors import StoreUnavailable
 from jobs.models import Document, ExportFile, PageResult
@@ -43,9 +46,6 @@ logger = logging.getLogger(__name__)
 EXPORTS_FOLDER = "exports"
 SWEPT_FOLDERS = ("pages", "documents", EXPORTS_FOLDER, ".uploading")
 GRACE = timedelta(hours=1)
-# What a store that is down (or a file system that fails) raises: botocore's connection and
-# timeout errors (its client retried each request already), and OSError.
-STORE_ERRORS = (BotoCoreError, OSError)
 # A worker retries a store that is down for OCR_STORE_RETRY_SECONDS, the back-off doubling from
 # STORE_RETRY_DELAY_SECONDS up to STORE_RETRY_MAX_DELAY_SECONDS.
 STORE_RETRY_DELAY_SECONDS = 0.5
@@ -126,12 +126,19 @@ def stored_url(name: str, *, filename: str, content_type: str) -> str | None:
     where the store gives none (the file system) or OCR_DOWNLOAD_REDIRECT is off."""
     if not settings.OCR_DOWNLOAD_REDIRECT or storage_is_local():
         return None
-    from django.utils.http import content_disposition_header
-
     return default_storage.url(name, expire=settings.OCR_DOWNLOAD_URL_SECONDS, parameters={
         "ResponseContentDisposition": content_disposition_header(True, filename),
         "ResponseContentType": content_type,
     })
+
+
+def store_unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` says that the store is down or failing (worth waiting for), not that a request was
+    wrong: no connection or a time-out (botocore's client retried each request already), a transfer
+    that ran out of retries, a 5xx answer; on the file system, an OSError."""
+    if isinstance(exc, ClientError):
+        return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) >= 500
+    return isinstance(exc, (BotoCoreError, Boto3Error, RetriesExceededError, OSError))
 
 
 def store_retrying(call, *args, **kwargs):
@@ -143,7 +150,9 @@ def store_retrying(call, *args, **kwargs):
     while True:
         try:
             return call(*args, **kwargs)
-        except STORE_ERRORS as exc:
+        except Exception as exc:
+            if not store_unavailable(exc):
+                raise
             if time.monotonic() + delay > deadline:
                 raise StoreUnavailable(f"The file store did not answer for {settings.OCR_STORE_RETRY_SECONDS} s ({exc}); "
                                        "nothing is lost: retry the job once the store is back.") from exc
