@@ -109,24 +109,36 @@ def s3_server():
     server.close()
 
 
+class ObjectStore:
+    """The session's server as one test's store: its own ``url`` (a prefix of the bucket) and the
+    ``environment`` that points a process the test starts at it."""
+
+    def __init__(self, server: SeaweedS3, url: str):
+        self.server, self.url = server, url
+        self.endpoint = server.endpoint
+        self.environment = {"STORAGE_URL": url, "S3_ENDPOINT_URL": server.endpoint, "S3_REGION": "us-east-1"}
+
+    def __getattr__(self, name):  # start, stop, client
+        return getattr(self.server, name)
+
+
 @pytest.fixture
-def object_store(settings, s3_server):
+def object_store(settings, s3_server) -> ObjectStore:
     """The platform's stored files in the S3 server, under a prefix of this test's: ``STORAGE_URL`` and
-    ``S3_ENDPOINT_URL`` as a deployment sets them (``environment``, for processes the test starts)."""
+    ``S3_ENDPOINT_URL`` as a deployment sets them."""
     from ocrsite.object_store import default_storage_settings
 
-    url = f"s3://{BUCKET}/{uuid.uuid4().hex}"
-    settings.STORAGE_URL, settings.S3_ENDPOINT_URL, settings.S3_REGION = url, s3_server.endpoint, "us-east-1"
+    store = ObjectStore(s3_server, f"s3://{BUCKET}/{uuid.uuid4().hex}")
+    settings.STORAGE_URL, settings.S3_ENDPOINT_URL, settings.S3_REGION = store.url, s3_server.endpoint, "us-east-1"
     settings.STORAGES = {**settings.STORAGES, "default": default_storage_settings(
-        url, endpoint_url=s3_server.endpoint, region="us-east-1", url_seconds=settings.OCR_DOWNLOAD_URL_SECONDS)}
+        store.url, endpoint_url=s3_server.endpoint, region="us-east-1",
+        url_seconds=settings.OCR_DOWNLOAD_URL_SECONDS)}
     settings.FILE_UPLOAD_TEMP_DIR = None
-    s3_server.url = url
-    s3_server.environment = {"STORAGE_URL": url, "S3_ENDPOINT_URL": s3_server.endpoint, "S3_REGION": "us-east-1"}
-    return s3_server
+    return store
 
 
-def stored_keys(server: SeaweedS3, prefix: str) -> list[str]:
+def stored_keys(store: ObjectStore, prefix: str) -> list[str]:
     """The keys under ``prefix`` of the test's STORAGE_URL, relative to it (as the platform names files)."""
-    root = server.url.split("/", 3)[3] + "/"
-    pages = server.client().get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=root + prefix)
+    root = store.url.split("/", 3)[3] + "/"
+    pages = store.client().get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=root + prefix)
     return sorted(item["Key"][len(root):] for page in pages for item in page.get("Contents", []))
