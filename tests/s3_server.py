@@ -66,14 +66,24 @@ class SeaweedS3:
                  "-s3.port.iceberg=0", "-s3.port.lance=0", "-master.electionTimeout=1s", *ports],
                 stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        while not self._serving():
             if self.process.poll() is not None:
                 raise AssertionError(f"weed exited with {self.process.returncode}:\n{self.log.read_text()[-3000:]}")
-            with contextlib.suppress(requests.ConnectionError, requests.Timeout):
-                if requests.get(self.endpoint, timeout=2).status_code == 403:  # answering, and checking signatures
-                    return
+            assert time.monotonic() < deadline, f"SeaweedFS did not answer within 60 s:\n{self.log.read_text()[-3000:]}"
             time.sleep(0.1)
-        raise AssertionError(f"SeaweedFS did not answer within 60 s:\n{self.log.read_text()[-3000:]}")
+
+    def _serving(self) -> bool:
+        """The gateway answers (403: it checks signatures) and the master knows every volume on disk: a
+        restarted server's gateway answers before then, and a read from a volume not yet known fails (500)."""
+        try:
+            if requests.get(self.endpoint, timeout=2).status_code != 403:
+                return False
+            status = requests.get(f"http://127.0.0.1:{self.ports['master.port'][0]}/dir/status", timeout=2).json()
+        except (requests.ConnectionError, requests.Timeout, ValueError):
+            return False
+        known = sum(node.get("Volumes", 0) for center in status["Topology"].get("DataCenters") or ()
+                    for rack in center["Racks"] for node in rack["DataNodes"])
+        return known >= len(list(self.folder.glob("*.dat")))
 
     def stop(self) -> None:
         """Gone at once, as a crashed or unreachable store is (it keeps its data for ``start``)."""
