@@ -63,8 +63,10 @@ class SeaweedS3:
                 [str(WEED), "server", f"-dir={self.folder}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-filer", "-s3",
                  f"-s3.config={self.folder / 's3.json'}", "-master.telemetry=false", "-volume.max=0",
                  # No Iceberg or Lance servers (fixed ports by default); a restarted master elects itself in a second.
-                 "-s3.port.iceberg=0", "-s3.port.lance=0", "-master.electionTimeout=1s", *ports],
-                stdout=log, stderr=subprocess.STDOUT)
+                 "-s3.port.iceberg=0", "-s3.port.lance=0", "-master.electionTimeout=1s", *ports,
+                 # Its Unix sockets in its own folder (removed with it), not left in /tmp.
+                 f"-filer.localSocket={self.folder / 'filer.sock'}", f"-s3.localSocket={self.folder / 's3.sock'}"],
+                env={**os.environ, "TMPDIR": str(self.folder)}, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while not self._serving():
             if self.process.poll() is not None:
@@ -100,6 +102,8 @@ class SeaweedS3:
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
+        for name, (_, grpc) in self.ports.items():  # its gRPC sockets, which it always makes in /tmp
+            Path(f"/tmp/seaweedfs-{name.split('.')[0]}-grpc-{grpc}.sock").unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="session")
