@@ -73,6 +73,14 @@ class StorageFull(OcrError):
     """The server's storage has no room for an upload (disk full or over its quota)."""
 
     code = "insufficient_storage"
+
+
+class StoreUnavailable(OcrError):
+    """The file store (an S3-compatible one) did not answer within the workers' retries: retry the job."""
+
+    code = "storage_unavailable"
+
+
 class RegionNotFound(InputError):
     """A review edit names a region id that is not on the page."""
 

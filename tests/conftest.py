@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.llm_server import llm_server, llm_settings  # noqa: F401 - fixtures: a real llama.cpp server
+from tests.s3_server import object_store, s3_server  # noqa: F401 - fixtures: a real S3 server (SeaweedFS)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from django.core.files.storage import default_storage
-from django.http import FileResponse, Http404, HttpResponse
+from django.http import Http404, HttpResponse
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -15,6 +14,7 @@ from rest_framework.permissions import SAFE_METHODS
 from rest_framework.response import Response
 
 from jobs.api.serializers import ApiUrls, JobOptionsSerializer
+from jobs.api.streaming import stored_download
 from jobs.api.throttles import submissions_admit
 from jobs.api.views import ERROR
 from jobs.models import Batch
@@ -144,16 +144,16 @@ class BatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     def export_zip(self, request, pk=None):
         batch = self.get_object()
         formats = batch_export_formats(request.query_params.get("format", "txt"))
+        filename = f"{batch.name.rsplit('.', 1)[0] or 'batch'}.zip"
         if batch_export_is_inline(batch):
+            batch_export_served(batch=batch, formats=formats, by=Actor.of_request(request))
             response = HttpResponse(batch_export_zip(batch, formats), content_type="application/zip")
-        else:
-            name = batch_export_file(batch, formats)
-            if name is None:
-                return Response({"code": "export_pending", "detail": "A worker is building this batch's ZIP; "
-                                 "ask again in a few seconds."},
-                                status=status.HTTP_202_ACCEPTED, headers={"Retry-After": "5"})
-            response = FileResponse(default_storage.open(name, "rb"), content_type="application/zip")
+            response["Content-Disposition"] = content_disposition_header(True, filename)
+            return response
+        name = batch_export_file(batch, formats)
+        if name is None:
+            return Response({"code": "export_pending", "detail": "A worker is building this batch's ZIP; "
+                             "ask again in a few seconds."},
+                            status=status.HTTP_202_ACCEPTED, headers={"Retry-After": "5"})
         batch_export_served(batch=batch, formats=formats, by=Actor.of_request(request))
-        stem = batch.name.rsplit(".", 1)[0] or "batch"
-        response["Content-Disposition"] = content_disposition_header(True, f"{stem}.zip")
-        return response
+        return stored_download(request, name, content_type="application/zip", filename=filename)

@@ -16,6 +16,7 @@ HTTP status by error code (OcrError codes come from ocr_engine.errors and jobs.e
   A batch's refused members (``archive_*`` and the upload codes) are listed in the batch, not answered here.
 * 429 ``quota_exceeded`` (a per-user quota), ``throttled`` (rate limit; with ``Retry-After``).
 * 507 ``insufficient_storage``: the server's disk is full; nothing was stored.
+* 503 ``storage_unavailable``: the file store (``STORAGE_URL``) did not answer; try again later.
 * 409 ``invalid_state``: e.g. cancel a finished job, retry a job that did not fail.
 * 404 ``not_found`` (also for other users' jobs), ``line_not_found`` (a correction names no line
   of the page), ``field_not_found`` (a field correction names no extracted field), 401 ``not_authenticated``.
@@ -32,7 +33,8 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from jobs.errors import OPTION_FIELD_BY_CODE
+from jobs.errors import OPTION_FIELD_BY_CODE, StoreUnavailable
+from jobs.services.storage import store_unavailable
 from ocr_engine.errors import EngineUnavailable, InputError, OcrError
 
 logger = logging.getLogger(__name__)
@@ -62,6 +64,7 @@ STATUS_BY_CODE = {
     "line_not_found": 404,
     "quota_exceeded": 429,
     "insufficient_storage": 507,
+    "storage_unavailable": 503,
     "region_not_found": 404,
     "field_not_found": 404,
 }
@@ -78,6 +81,9 @@ def status_for(error: OcrError) -> int:
 
 
 def exception_handler(exc, context):
+    if not isinstance(exc, OSError) and store_unavailable(exc):  # the object store is down (botocore retried)
+        logger.warning("The file store failed: %s", exc)
+        exc = StoreUnavailable("The file store did not answer; try again in a minute.")
     if isinstance(exc, OcrError):
         body = exc.to_dict()
         if exc.code in OPTION_FIELD_BY_CODE:

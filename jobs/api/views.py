@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpResponse
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
@@ -18,6 +17,7 @@ from rest_framework.views import APIView
 from jobs import selectors, services
 from jobs.services.audit import Actor
 from jobs.services.exports import export_file, export_is_inline, export_kind, export_served
+from jobs.services.storage import stored_head
 from jobs.selectors import results
 from jobs.engines.config import available_languages, models_dir
 from jobs.api.serializers import (
@@ -29,6 +29,7 @@ from jobs.api.serializers import (
     PageSerializer,
 )
 from jobs.api.parsers import JSONParser
+from jobs.api.streaming import stored_download
 from jobs.api.throttles import SubmitRateThrottle
 from jobs.models import Job, PageResult
 from jobs.queue import cluster_for
@@ -182,12 +183,9 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
                              f"job's {job.pages_done} pages; ask again in a few seconds."},
                             status=status.HTTP_202_ACCEPTED, headers={"Retry-After": "5"})
         export_served(job=job, fmt=export_kind(fmt, pdfa), by=Actor.of_request(request))
-        handle = default_storage.open(name, "rb")
-        media_type, download_name = results.export_download(job, fmt, handle.read(2))
-        handle.seek(0)
-        response = FileResponse(handle, content_type=media_type)
-        response["Content-Disposition"] = content_disposition_header(True, filename or download_name)
-        return response
+        # Only a PAGE export's first bytes tell its type (one page's XML or a ZIP of pages).
+        media_type, download_name = results.export_download(job, fmt, stored_head(name, 2) if fmt == "page" else b"")
+        return stored_download(request, name, content_type=media_type, filename=filename or download_name)
 
     @extend_schema(parameters=[OpenApiParameter("raw", bool, description="false leaves PaddleOCR's raw output out")],
                    responses={200: PageSerializer, 404: ERROR})

@@ -24,7 +24,7 @@ from jobs.models import AuditEntry, Batch, Job
 from jobs.selectors import results
 from jobs.selectors.batches import batch_jobs
 from jobs.services.audit import Actor, audit_record
-from jobs.services.exports import build_done, export_counted, export_name, file_built_by_worker, store_whole
+from jobs.services.exports import build_done, export_counted, export_name, file_built_by_worker
 from jobs.services.fields_exports import (
     FIELDS_FORMATS,
     fields_file_name,
@@ -32,7 +32,7 @@ from jobs.services.fields_exports import (
     job_fields_file,
     jobs_fields_file,
 )
-from jobs.services.storage import EXPORTS_FOLDER
+from jobs.services.storage import EXPORTS_FOLDER, store_whole
 from ocr_engine import exports
 from ocr_engine.errors import UnsupportedOption
 

@@ -19,12 +19,10 @@ stored, an ``ExportFile`` row counts their bytes against the owner's storage quo
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 
 from django.conf import settings
 from django.core.cache import cache
-from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django_q.tasks import async_task
@@ -33,7 +31,7 @@ from jobs.models import AuditEntry, ExportFile, Job, LineCorrection, PageEdit, P
 from jobs.selectors import results
 from jobs.services.audit import Actor, audit_record
 from jobs.services.quotas import stored_bytes_change
-from jobs.services.storage import EXPORTS_FOLDER
+from jobs.services.storage import EXPORTS_FOLDER, store_whole
 
 BUILD_TASK = "jobs.tasks.build_export"
 POLL_SECONDS = 0.2
@@ -86,16 +84,6 @@ def file_built_by_worker(name: str, task: str, *args, group: str) -> str | None:
 def build_done(name: str) -> None:
     """Built or failed: the next request finds the file, or queues a new build."""
     cache.delete(_build_claim(name))
-
-
-def store_whole(name: str, content: bytes) -> None:
-    """Store ``content`` under ``name`` so that a reader never finds it half written."""
-    partial = default_storage.save(f"{name}.{os.getpid()}.part", ContentFile(content))
-    try:  # the waiting request must never stream a file that is still being written
-        os.replace(default_storage.path(partial), default_storage.path(name))
-    except NotImplementedError:  # remote storage writes whole objects anyway
-        default_storage.save(name, ContentFile(content))
-        default_storage.delete(partial)
 
 
 def export_served(*, job: Job, fmt: str, by: Actor) -> None:

@@ -18,6 +18,7 @@ import enum
 import logging
 import time
 from collections import Counter
+from contextlib import ExitStack, contextmanager
 from datetime import timedelta
 
 from django.conf import settings
@@ -27,12 +28,14 @@ from django.utils import timezone
 
 from jobs import progress
 from jobs.engines.pool import engine_thread, get_engine
+from jobs.errors import StoreUnavailable
 from jobs.models import Job, PageResult
 from jobs.queue import enqueue_helpers, enqueue_job
 from jobs.services.batch_states import batch_job_ended
 from jobs.services.documents import upload_limits
 from jobs.services.extraction import job_fields_queue
 from jobs.services.fetching import document_pending, job_document_fetch
+from jobs.services.storage import store_retrying, stored_local_path
 from jobs.services.pages import job_record_page, page_claim_next, page_encode, page_read, pages_held_by_others
 from jobs.webhooks import webhook_schedule_for_job
 from ocr_engine.errors import OcrError
@@ -152,9 +155,10 @@ def _read_pages(job: Job, engine, worker_id: str, *, holds_lease: bool, out_of_t
     enforces the job's deadline, and waits for pages that helpers are reading.
     A worker reads at least one page per call, so a job always moves on.
     """
+    opened = ExitStack()
     try:
         # The upload was checked from its headers; decoding every page is done here.
-        opened = _opened(job.document)
+        doc = opened.enter_context(_opened(job.document))
     except OcrError as exc:
         if holds_lease:
             job_fail(job_id=job.pk, code=exc.code, detail=exc.message, worker_id=worker_id)
@@ -164,7 +168,7 @@ def _read_pages(job: Job, engine, worker_id: str, *, holds_lease: bool, out_of_t
     # next, and the one claimed after it.
     reading = upcoming = None
     reading_number = None
-    with opened as doc:
+    with opened:
         try:
             while True:
                 if holds_lease and job.deadline_at and timezone.now() > job.deadline_at:
@@ -182,9 +186,8 @@ def _read_pages(job: Job, engine, worker_id: str, *, holds_lease: bool, out_of_t
                 if number is not None:
                     claimed += 1
                     upcoming = engine_thread().submit(page_read, engine, doc, number)
-                if record is not None:
-                    if not _retrying_db(job_record_page, job_id=job.pk, worker_id=worker_id, record=page_encode(record)):
-                        return Ending.LOST
+                if record is not None and not _page_stored(job, worker_id, page_encode(record), holds_lease):
+                    return Ending.LOST
                 reading, upcoming, reading_number = upcoming, None, number
                 if reading is not None:
                     continue
@@ -200,6 +203,17 @@ def _read_pages(job: Job, engine, worker_id: str, *, holds_lease: bool, out_of_t
             for left in (reading, upcoming):
                 if left is not None:
                     left.result().close_image()
+
+
+def _page_stored(job: Job, worker_id: str, record, holds_lease: bool) -> bool:
+    """Store a read page, waiting out a store that is down; False when the job is no longer this worker's,
+    or the store stayed down (the lease holder then fails the job, retryable: every stored page stays)."""
+    try:
+        return store_retrying(_retrying_db, job_record_page, job_id=job.pk, worker_id=worker_id, record=record)
+    except StoreUnavailable as exc:
+        if holds_lease:
+            job_fail(job_id=job.pk, code=exc.code, detail=exc.message, worker_id=worker_id)
+        return False
 
 
 def _retrying_db(write, **kwargs):
@@ -342,11 +356,12 @@ def _timing_totals(pages: list[PageResult]) -> dict[str, float]:
     return {k: round(v, 4) for k, v in totals.items()}
 
 
+@contextmanager
 def _opened(document):
-    """Open the stored file for the engine: by path where storage is local, so pdfium
-    reads pages from disk as needed instead of holding the whole file in memory."""
-    try:
-        return open_document(document.file.path, limits=upload_limits())
-    except NotImplementedError:  # remote storage has no path
-        with document.file.open("rb") as fh:
-            return open_document(fh.read(), limits=upload_limits())
+    """The stored file, open for the engine from a path, so pdfium reads pages from disk as needed
+    instead of holding the whole file in memory: the file itself on the file system, a local copy
+    of an object store's (streamed there, retried while the store is down)."""
+    with ExitStack() as stack:
+        path = store_retrying(lambda: stack.enter_context(stored_local_path(document.file.name)))
+        with open_document(path, limits=upload_limits()) as doc:
+            yield doc

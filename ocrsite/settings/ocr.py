@@ -60,6 +60,9 @@ OCR_TASK_BUDGET_SECONDS = env_int("OCR_TASK_BUDGET_SECONDS", 120)
 # A running job whose heartbeat (every page boundary) is older than this was abandoned by a dead
 # worker and is picked up again: it must exceed the slowest page plus engine start-up.
 OCR_LEASE_SECONDS = env_int("OCR_LEASE_SECONDS", 300)
+# How long a worker retries a file store that does not answer (an S3 bucket down, STORAGE_URL) before it
+# fails the job with storage_unavailable (retryable); below the lease, so that nobody takes the job meanwhile.
+OCR_STORE_RETRY_SECONDS = env_int("OCR_STORE_RETRY_SECONDS", 60)
 # Touched every few seconds by each qcluster's main process while its cluster takes work (jobs.cluster_watch):
 # the workers' liveness probe.
 OCR_CLUSTER_ALIVE_FILE = env_str("OCR_CLUSTER_ALIVE_FILE", str(Path(__file__).resolve().parents[2] / "var" / "cluster.alive"))

@@ -36,6 +36,9 @@ OTHER_READERS = {
     "WEB_CONCURRENCY": SITE_PACKAGES / "uvicorn" / "config.py",
     "FORWARDED_ALLOW_IPS": SITE_PACKAGES / "uvicorn" / "config.py",
     "WATCHFILES_FORCE_POLLING": SITE_PACKAGES / "watchfiles" / "main.py",  # ocr_watch's folder
+    # The S3 store's credentials (STORAGE_URL), found by boto3 as it finds them everywhere.
+    "AWS_ACCESS_KEY_ID": SITE_PACKAGES / "botocore" / "credentials.py",
+    "AWS_SECRET_ACCESS_KEY": SITE_PACKAGES / "botocore" / "credentials.py",
 }
 # Variables for the tools inside the images (Python, pip, the shell), set by the Dockerfiles only.
 IMAGE_TOOL_VARIABLES = {"PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONPATH", "PIP_NO_CACHE_DIR",
