@@ -17,6 +17,7 @@ from datetime import timedelta
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.core.files.storage import default_storage
 from django.db import connections
 from django.db.models import Min, Q
 from django.http import JsonResponse
@@ -27,6 +28,7 @@ from django_q.brokers import get_broker
 
 from jobs.engines.config import models_dir
 from jobs.models import Job
+from jobs.services.storage import storage_is_local
 from ocr_engine.models import verify_pack
 from ocr_engine.models.manifest import FILENAME as MANIFEST_FILENAME
 
@@ -156,11 +158,18 @@ def check_models() -> str:
     return "offline pack verified"
 
 
+def check_store() -> str:
+    """The file store answers: the file system's folder, or the S3 store (a HEAD of a name nobody stores)."""
+    default_storage.exists("readyz")
+    return "file system" if storage_is_local() else "object store"
+
+
 FAILURE_SUMMARIES = {
     "database": "the database did not answer",
     "broker": "the task broker did not answer",
     "channel_layer": "the channel layer did not carry a message",
     "models": "the model pack is missing models or damaged (see the server log, or `manage.py ocr_models verify`)",
+    "store": "the file store did not answer (STORAGE_URL)",
 }
 # Reported when they fail, but the site serves on without them.
 OPTIONAL = {"channel_layer"}
@@ -169,4 +178,5 @@ CHECKS = {
     "broker": check_broker,
     "channel_layer": check_channel_layer,
     "models": check_models,
+    "store": check_store,
 }

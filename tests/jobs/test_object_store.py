@@ -193,3 +193,16 @@ def test_dedup_and_the_training_set_work_from_the_store(api_client, user, object
     assert [text for _, text in labels] == ["Hello, page 1", "Hello, page 2"]
     with Image.open(io.BytesIO(archive.read(labels[0][0]))) as crop:
         assert crop.width > 10 and crop.height > 3
+
+
+@pytest.mark.django_db
+def test_readyz_checks_the_store_and_is_503_while_it_is_down(client, object_store):
+    assert client.get("/readyz").json()["checks"]["store"] == "object store"
+    object_store.stop()
+    try:
+        response = client.get("/readyz")
+    finally:
+        object_store.start()
+    assert response.status_code == 503
+    assert response.json()["failed"] == {"store": "the file store did not answer (STORAGE_URL)"}
+    assert client.get("/readyz").status_code == 200

@@ -106,7 +106,8 @@ def test_healthz_and_readyz_when_everything_is_up(client):
     assert response.status_code == 200, response.json()
     body = response.json()
     assert body["status"] == "ready"
-    assert set(body["checks"]) == {"database", "broker", "channel_layer", "models"}
+    assert set(body["checks"]) == {"database", "broker", "channel_layer", "models", "store"}
+    assert body["checks"]["store"] == "file system"
     assert body["checks"]["database"] == "postgresql"
     assert body["checks"]["channel_layer"] == "RedisChannelLayer"
     assert "verified" in body["checks"]["models"]
@@ -151,7 +152,7 @@ def test_readyz_is_503_while_the_database_is_unreachable(client):
     # What failed, not how: no exception text, host or user.
     assert body["failed"]["database"] == "the database did not answer"
     assert "OperationalError" not in response.content.decode() and "127.0.0.1" not in response.content.decode()
-    assert set(body["passed"]) == {"channel_layer", "models"}
+    assert set(body["passed"]) == {"channel_layer", "models", "store"}
     assert client.get("/readyz").status_code == 200  # and ready again once it is back
 
 
