@@ -5,7 +5,9 @@
 Writes a PaddleX ``OCR`` pipeline config that points at the offline pack's
 PP-OCRv6 small detector and recogniser (the models our ``ocr`` pipeline uses)
 with PaddleX's own defaults for everything else, document preprocessing and
-text-line orientation off as in ours, and runs ``paddlex --serve`` on
+text-line orientation off as in ours, and no result images (``Serving: visualize: False``:
+PaddleX's default draws and returns two JPEGs a page, which took two to four times as long as
+reading a real page; a client after the text turns it off), and runs ``paddlex --serve`` on
 onnxruntime. Run it with the peer venv's Python: ``paddlex[serving]`` and its
 dependencies (FastAPI, uvicorn, a pinned OpenCV) stay out of the product's venv.
 """
@@ -40,6 +42,8 @@ SubModules:
     model_dir: {models}/PP-OCRv6_small_rec
     batch_size: 6
     score_thresh: 0.0
+Serving:
+  visualize: False
 """
 
 
