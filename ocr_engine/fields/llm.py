@@ -48,13 +48,18 @@ INSTRUCTIONS = (
 def extract_fields_llm(document: DocumentResult, schema: dict, *, lang: str, chat: Chat,
                        samples: int = 1) -> Extraction:
     specs = parse_schema(schema)
-    answers = chat(messages(document, specs), answer_schema(specs), samples=samples)
+    rows = sum(len(page.lines) for page in document.pages)
+    answers = chat(messages(document, specs), answer_schema(specs, max_rows=rows), samples=samples)
     proposals = propose(specs, answers, samples=samples)
     return Extraction(backend=BACKEND, fields=verified(document, specs, proposals, lang=lang))
 
 
-def answer_schema(specs: list[FieldSpec]) -> dict:
-    """The JSON Schema the model's answer must follow (every member required, nothing else: OpenAI's strict mode)."""
+def answer_schema(specs: list[FieldSpec], *, max_rows: int) -> dict:
+    """The JSON Schema the model's answer must follow (every member required, nothing else: OpenAI's strict mode).
+
+    A table has at most ``max_rows`` rows (the document's line count: every row cites a line), so a
+    small model that repeats a row stops there instead of writing until its token limit.
+    """
     def cited(spec: FieldSpec) -> dict:
         kind = _VALUE_TYPES.get(spec.kind, "string")
         value = {"enum": [*spec.enum, None]} if spec.kind == "enum" else {"type": [kind, "null"]}
@@ -64,7 +69,8 @@ def answer_schema(specs: list[FieldSpec]) -> dict:
                  "maxItems": MAX_CITED_LINES}
         return _object({"value": value, "lines": lines})
 
-    return _object({spec.name: {"type": "array", "items": _object({c.name: cited(c) for c in spec.columns})}
+    return _object({spec.name: {"type": "array", "items": _object({c.name: cited(c) for c in spec.columns}),
+                                "maxItems": max(max_rows, 1)}
                     if spec.kind == "items" else cited(spec) for spec in specs})
 
 

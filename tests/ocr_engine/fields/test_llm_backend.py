@@ -29,7 +29,7 @@ ANSWER = {
 
 
 def test_the_answer_schema_asks_every_field_with_its_cited_lines_and_nothing_else():
-    schema = answer_schema(parse_schema(SCHEMA))
+    schema = answer_schema(parse_schema(SCHEMA), max_rows=3)
     jsonschema.validate(ANSWER, schema)
     assert schema["required"] == list(SCHEMA["properties"]) and schema["additionalProperties"] is False
     with pytest.raises(jsonschema.ValidationError):
@@ -38,6 +38,8 @@ def test_the_answer_schema_asks_every_field_with_its_cited_lines_and_nothing_els
         jsonschema.validate({**ANSWER, "subtotal": cell("a lot", "p1-l16")}, schema)  # money is a number
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**ANSWER, "notes": cell("x")}, schema)
+    with pytest.raises(jsonschema.ValidationError):  # more rows than the document has lines
+        jsonschema.validate({**ANSWER, "line_items": ANSWER["line_items"] * 2}, schema)
 
 
 def test_the_model_reads_each_line_with_its_id_in_reading_order():
