@@ -135,10 +135,13 @@ def stored_url(name: str, *, filename: str, content_type: str) -> str | None:
 def store_unavailable(exc: BaseException) -> bool:
     """Whether ``exc`` says that the store is down or failing (worth waiting for), not that a request was
     wrong: no connection or a time-out (botocore's client retried each request already), a transfer
-    that ran out of retries, a 5xx answer; on the file system, an OSError."""
+    that ran out of retries, a 5xx answer, a socket error mid-transfer. Never on the file system: a local
+    disk has no outage to wait out, and a missing or unreadable file is not one."""
     if isinstance(exc, ClientError):
         return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) >= 500
-    return isinstance(exc, (BotoCoreError, Boto3Error, RetriesExceededError, OSError))
+    if isinstance(exc, OSError):
+        return not storage_is_local()
+    return isinstance(exc, (BotoCoreError, Boto3Error, RetriesExceededError))
 
 
 def store_retrying(call, *args, **kwargs):

@@ -206,3 +206,20 @@ def test_readyz_checks_the_store_and_is_503_while_it_is_down(client, object_stor
     assert response.status_code == 503
     assert response.json()["failed"] == {"store": "the file store did not answer (STORAGE_URL)"}
     assert client.get("/readyz").status_code == 200
+
+
+@pytest.mark.django_db
+def test_on_the_file_system_a_missing_original_is_not_waited_for_as_a_store_outage(
+        api_client, media_root, settings, django_capture_on_commit_callbacks):
+    settings.OCR_STORE_RETRY_SECONDS = 60
+    job = Job.objects.get(pk=upload(api_client, three_page_pdf(), name="a.pdf").json()["id"])
+    (media_root / job.document.file.name).unlink()
+    started = time.monotonic()
+    with django_capture_on_commit_callbacks(execute=True):
+        try:
+            tasks.process_job(str(job.pk))
+        except OSError:
+            pass  # what the task does with it is the worker's; what matters is that it did not wait
+    assert time.monotonic() - started < 30
+    job.refresh_from_db()
+    assert job.error_code != "storage_unavailable"
